@@ -1,0 +1,287 @@
+"""The small protocol every package's ``reproduce`` follows.
+
+A package exposes one :class:`Experiment` object, registered under the entry-point group
+``icml26.experiments`` (``[project.entry-points."icml26.experiments"]`` in its pyproject), and a
+``__main__`` that calls :func:`main`::
+
+    # src/mypkg/_reproduce.py
+    def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult: ...
+    EXPERIMENT = Experiment("mypkg", "one line on what is compared", reproduce)
+
+    # src/mypkg/__main__.py
+    from icml26_shared.experiment import main
+    main("mypkg._reproduce:EXPERIMENT")
+
+``reproduce`` builds :class:`ResultTable` objects (rows = methods, columns = metrics, each cell a
+number or a mean ± Monte Carlo standard error), saves PNG figures into ``out_dir`` and records its
+acceptance checks by name. Rendering (terminal text, markdown, JSON) happens here, never inside
+the algorithms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = [
+    "Estimate",
+    "Experiment",
+    "ExperimentResult",
+    "ResultTable",
+    "main",
+    "progress",
+    "require_matplotlib",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean with its Monte Carlo standard error (``se = 0`` for a single measurement)."""
+
+    mean: float
+    se: float = 0.0
+
+    @classmethod
+    def of(cls, values: Iterable[float] | float) -> Estimate:
+        """Mean ± standard error ``std(ddof=1)/sqrt(n)`` of repeated measurements."""
+        v = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        se = float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+        return cls(float(np.mean(v)), se)
+
+    def format(self, digits: int = 3) -> str:
+        if not math.isfinite(self.mean):
+            return str(self.mean)
+        body = _fmt_number(self.mean, digits)
+        return body if self.se == 0 else f"{body} ± {_fmt_number(self.se, digits)}"
+
+
+def _fmt_number(x: float, digits: int = 3) -> str:
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int | np.integer):
+        return str(int(x))
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x != 0 and (abs(x) >= 1e5 or abs(x) < 10 ** (-digits)):
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}" if abs(x) >= 10**digits else f"{x:.{digits}f}".rstrip("0").rstrip(".")
+
+
+Cell = Estimate | float | int | str | bool | None
+
+
+@dataclass
+class ResultTable:
+    """Rows = methods, columns = metrics. Cells: numbers, :class:`Estimate`, strings or ``None``."""
+
+    title: str
+    columns: list[str]
+    rows: dict[str, dict[str, Cell]] = field(default_factory=dict)
+    note: str = ""
+
+    def add_row(self, method: str, **cells: Cell | Sequence[float]) -> None:
+        """Add a row; a sequence of numbers becomes an :class:`Estimate` (mean ± s.e.)."""
+        unknown = set(cells) - set(self.columns)
+        if unknown:
+            raise ValueError(f"cells must be among columns {self.columns}, got {sorted(unknown)}")
+        row: dict[str, Cell] = {}
+        for k, v in cells.items():
+            if isinstance(v, list | tuple | np.ndarray):
+                v = Estimate.of(v)
+            row[k] = v
+        self.rows[method] = row
+
+    def _cell(self, method: str, col: str, digits: int) -> str:
+        v = self.rows[method].get(col)
+        if v is None:
+            return "–"
+        if isinstance(v, Estimate):
+            return v.format(digits)
+        if isinstance(v, str):
+            return v
+        return _fmt_number(v, digits)
+
+    def to_markdown(self, digits: int = 3) -> str:
+        head = "| method | " + " | ".join(self.columns) + " |"
+        sep = "|---|" + "---|" * len(self.columns)
+        body = [
+            f"| {m} | " + " | ".join(self._cell(m, c, digits) for c in self.columns) + " |"
+            for m in self.rows
+        ]
+        out = [f"**{self.title}**", "", head, sep, *body]
+        if self.note:
+            out += ["", self.note]
+        return "\n".join(out)
+
+    def to_text(self, digits: int = 3) -> str:
+        cells = [["method", *self.columns]]
+        cells += [[m, *(self._cell(m, c, digits) for c in self.columns)] for m in self.rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+        lines = ["  ".join(s.ljust(w) for s, w in zip(r, widths)) for r in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        text = "\n".join([self.title, *lines])
+        return text + (f"\n{self.note}" if self.note else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        def enc(v: Cell) -> Any:
+            return asdict(v) if isinstance(v, Estimate) else v
+
+        rows = {m: {k: enc(v) for k, v in r.items()} for m, r in self.rows.items()}
+        return {"title": self.title, "columns": self.columns, "rows": rows, "note": self.note}
+
+
+@dataclass
+class ExperimentResult:
+    """What ``reproduce`` returns: tables, figure paths, named acceptance checks, notes."""
+
+    package: str
+    title: str
+    tables: list[ResultTable] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    checks: dict[str, bool] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    headline: str = ""
+    seconds: float = 0.0
+    quick: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """True when every recorded check passed (vacuously true without checks)."""
+        return all(self.checks.values())
+
+    def to_markdown(self, relative_to: Path | None = None) -> str:
+        mode = "quick" if self.quick else "full"
+        out = [f"## {self.package}: {self.title}", "", f"_{mode} run, {self.seconds:.1f} s_", ""]
+        if self.headline:
+            out += [f"Headline: {self.headline}", ""]
+        for t in self.tables:
+            out += [t.to_markdown(), ""]
+        for fig in self.figures:
+            path = Path(fig)
+            shown = path.relative_to(relative_to) if relative_to and path.is_relative_to(relative_to) else path
+            out += [f"![{path.stem}]({shown.as_posix()})", ""]
+        if self.checks:
+            out += ["| check | result |", "|---|---|"]
+            out += [f"| {k} | {'pass' if v else 'FAIL'} |" for k, v in self.checks.items()]
+            out.append("")
+        out += [f"- {n}" for n in self.notes]
+        return "\n".join(out).rstrip() + "\n"
+
+    def to_text(self) -> str:
+        parts = [f"{self.package}: {self.title} ({self.seconds:.1f} s)"]
+        parts += [t.to_text() for t in self.tables]
+        parts += [f"check {k}: {'pass' if v else 'FAIL'}" for k, v in self.checks.items()]
+        parts += [f"figure: {f}" for f in self.figures]
+        parts += [f"note: {n}" for n in self.notes]
+        return "\n\n".join(parts)
+
+    def to_json(self) -> str:
+        data = {
+            "package": self.package,
+            "title": self.title,
+            "headline": self.headline,
+            "seconds": self.seconds,
+            "quick": self.quick,
+            "passed": self.passed,
+            "checks": self.checks,
+            "notes": self.notes,
+            "figures": [str(f) for f in self.figures],
+            "tables": [t.to_dict() for t in self.tables],
+        }
+        return json.dumps(data, indent=2, default=float)
+
+
+ReproduceFn = Callable[[bool, Path, bool], ExperimentResult]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A package's headline experiment, as registered under ``icml26.experiments``.
+
+    Attributes:
+        package: distribution name, e.g. ``"up-ocp"``.
+        description: one line on what is compared.
+        reproduce: ``reproduce(quick, out_dir, progress) -> ExperimentResult``.
+    """
+
+    package: str
+    description: str
+    reproduce: ReproduceFn
+
+    def run(self, *, quick: bool = False, out_dir: Path | str = "reports", progress: bool = True) -> ExperimentResult:
+        """Run ``reproduce`` into ``out_dir``, timing it, and save ``result.json`` there."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        result = self.reproduce(quick, out, progress)
+        result.seconds = time.perf_counter() - start
+        result.quick = quick
+        (out / "result.json").write_text(result.to_json())
+        return result
+
+
+def progress(
+    iterable: Iterable[T], *, enabled: bool = False, total: int | None = None, desc: str = ""
+) -> Iterator[T]:
+    """Wrap ``iterable`` in a tqdm progress bar when ``enabled`` (silent by default)."""
+    if not enabled:
+        yield from iterable
+        return
+    from tqdm.auto import tqdm
+
+    yield from tqdm(iterable, total=total, desc=desc, leave=False, file=sys.stderr)
+
+
+def require_matplotlib(extra: str = "plot", package: str = "icml26-shared") -> Any:
+    """Import matplotlib with the non-interactive Agg backend, or raise naming the extra."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError(
+            f"plotting needs matplotlib: install it with `pip install {package}[{extra}]`"
+        ) from exc
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _load(target: str | Experiment) -> Experiment:
+    if isinstance(target, Experiment):
+        return target
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def main(target: str | Experiment, argv: Sequence[str] | None = None) -> int:
+    """Command line ``python -m <pkg> reproduce [--quick] [--out DIR] [--no-progress]``.
+
+    ``target`` is the :class:`Experiment` or its ``"module:attribute"`` path (loaded lazily so
+    ``python -m pkg --help`` stays fast).
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m {str(target).split('.')[0]}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the headline comparison, print a table, save plots")
+    rep.add_argument("--quick", action="store_true", help="reduced sizes (minutes on 2 cores)")
+    rep.add_argument("--out", default=None, help="output folder (default reports/<package>)")
+    rep.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    args = parser.parse_args(argv)
+    experiment = _load(target)
+    out = Path(args.out) if args.out else Path("reports") / experiment.package
+    result = experiment.run(quick=args.quick, out_dir=out, progress=not args.no_progress)
+    print(result.to_text())
+    print(f"\nresults written to {out}/result.json")
+    return 0 if result.passed else 1
