@@ -59,7 +59,9 @@ def check_in_interval(
     if not (lo_ok and hi_ok) or np.isnan(x):
         left = "[" if closed[0] else "("
         right = "]" if closed[1] else ")"
-        raise ValueError(f"{name} must be in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}")
+        raise ValueError(
+            f"{name} must be in {left}{_fmt(low)}, {_fmt(high)}{right}, got {_fmt(value)}"
+        )
     return x
 
 

@@ -96,7 +96,9 @@ def score_stream(
     t = np.arange(T)
     sigma = np.ones(shape)
     if kind == "change_point":
-        sigma = np.broadcast_to(np.select([t < T // 3, t < 2 * T // 3], [1.0, 5.0], 0.5), shape).copy()
+        sigma = np.broadcast_to(
+            np.select([t < T // 3, t < 2 * T // 3], [1.0, 5.0], 0.5), shape
+        ).copy()
     elif kind == "sinusoid":
         sigma = np.broadcast_to(1.0 + 0.8 * np.sin(2 * np.pi * t / 500), shape).copy()
     elif kind == "mixture":

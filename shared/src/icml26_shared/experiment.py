@@ -135,6 +135,16 @@ class ResultTable:
         text = "\n".join([self.title, *lines])
         return text + (f"\n{self.note}" if self.note else "")
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResultTable:
+        """Inverse of :meth:`to_dict` (``{"mean", "se"}`` cells become :class:`Estimate`)."""
+
+        def dec(v: Any) -> Cell:
+            return Estimate(**v) if isinstance(v, dict) else v
+
+        rows = {m: {k: dec(v) for k, v in r.items()} for m, r in data["rows"].items()}
+        return cls(data["title"], list(data["columns"]), rows, data.get("note", ""))
+
     def to_dict(self) -> dict[str, Any]:
         def enc(v: Cell) -> Any:
             return asdict(v) if isinstance(v, Estimate) else v
@@ -170,8 +180,9 @@ class ExperimentResult:
         for t in self.tables:
             out += [t.to_markdown(), ""]
         for fig in self.figures:
-            path = Path(fig)
-            shown = path.relative_to(relative_to) if relative_to and path.is_relative_to(relative_to) else path
+            path = Path(fig).resolve()
+            base = relative_to.resolve() if relative_to else None
+            shown = path.relative_to(base) if base and path.is_relative_to(base) else path
             out += [f"![{path.stem}]({shown.as_posix()})", ""]
         if self.checks:
             out += ["| check | result |", "|---|---|"]
@@ -203,6 +214,22 @@ class ExperimentResult:
         }
         return json.dumps(data, indent=2, default=float)
 
+    @classmethod
+    def from_json(cls, text: str) -> ExperimentResult:
+        """Inverse of :meth:`to_json` (used by ``icml26 report``)."""
+        data = json.loads(text)
+        return cls(
+            package=data["package"],
+            title=data["title"],
+            tables=[ResultTable.from_dict(t) for t in data["tables"]],
+            figures=[Path(f) for f in data["figures"]],
+            checks={k: bool(v) for k, v in data["checks"].items()},
+            notes=list(data["notes"]),
+            headline=data.get("headline", ""),
+            seconds=float(data.get("seconds", 0.0)),
+            quick=bool(data.get("quick", False)),
+        )
+
 
 ReproduceFn = Callable[[bool, Path, bool], ExperimentResult]
 
@@ -221,7 +248,9 @@ class Experiment:
     description: str
     reproduce: ReproduceFn
 
-    def run(self, *, quick: bool = False, out_dir: Path | str = "reports", progress: bool = True) -> ExperimentResult:
+    def run(
+        self, *, quick: bool = False, out_dir: Path | str = "reports", progress: bool = True
+    ) -> ExperimentResult:
         """Run ``reproduce`` into ``out_dir``, timing it, and save ``result.json`` there."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

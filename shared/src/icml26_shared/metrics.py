@@ -62,9 +62,13 @@ def coverage(y: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> float:
 def _label_index(y: ArrayLike, n: int, k: int) -> NDArray[np.intp]:
     labels = np.asarray(y)
     if labels.shape != (n,) or labels.dtype.kind not in "iu":
-        raise ValueError(f"y must be integer labels of shape ({n},), got {labels.dtype} {labels.shape}")
+        raise ValueError(
+            f"y must be integer labels of shape ({n},), got {labels.dtype} {labels.shape}"
+        )
     if labels.min(initial=0) < 0 or labels.max(initial=0) >= k:
-        raise ValueError(f"y must hold labels in [0, {k - 1}], got range [{labels.min()}, {labels.max()}]")
+        raise ValueError(
+            f"y must hold labels in [0, {k - 1}], got range [{labels.min()}, {labels.max()}]"
+        )
     return labels.astype(np.intp)
 
 
@@ -87,7 +91,9 @@ def group_coverage(covered: ArrayLike, groups: ArrayLike) -> dict[Any, float]:
     c = np.asarray(covered, dtype=bool)
     g = np.asarray(groups)
     if c.shape != g.shape:
-        raise ValueError(f"covered and groups must have the same shape, got {c.shape} and {g.shape}")
+        raise ValueError(
+            f"covered and groups must have the same shape, got {c.shape} and {g.shape}"
+        )
     return {k.item() if hasattr(k, "item") else k: float(c[g == k].mean()) for k in np.unique(g)}
 
 
@@ -183,8 +189,14 @@ def binomial_tolerance(p: float, n: int, confidence: float = 0.999) -> float:
 def _displacement(pred: ArrayLike, target: ArrayLike) -> NDArray[np.float64]:
     p = check_finite_array(pred, "pred")
     t = check_finite_array(target, "target")
-    if p.shape[-t.ndim :] != t.shape and p.shape != t.shape:
-        raise ValueError(f"pred must end with target's shape {t.shape}, got {p.shape}")
+    try:
+        shape = np.broadcast_shapes(p.shape, t.shape)
+    except ValueError:
+        shape = None
+    if shape != p.shape or p.shape[-1] != t.shape[-1]:
+        raise ValueError(
+            f"pred must have a shape that target {t.shape} broadcasts to, got {p.shape}"
+        )
     return np.linalg.norm(p - t, axis=-1)
 
 

@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+from icml26_shared import checks
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.1, 1.5, float("nan")])
+def test_check_alpha_rejects_outside_open_interval(bad):
+    with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\), got "):
+        checks.check_alpha(bad)
+
+
+def test_check_alpha_message_style_and_value():
+    with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\), got 1\.5$"):
+        checks.check_alpha(1.5)
+    assert checks.check_alpha(0.1) == 0.1
+    with pytest.raises(TypeError, match="alpha must be a real number, got str"):
+        checks.check_alpha("0.1x")
+
+
+def test_check_finite_array_names_first_bad_index():
+    with pytest.raises(ValueError, match=r"^scores must be finite, got nan at index 2$"):
+        checks.check_finite_array([1.0, 2.0, np.nan, np.inf], "scores")
+    with pytest.raises(ValueError, match=r"got inf at index \(1, 0\)"):
+        checks.check_finite_array([[1.0, 2.0], [np.inf, 0.0]], "x")
+    out = checks.check_finite_array([1.0, np.inf], "x", allow_inf=True)
+    assert np.isinf(out[1])
+    with pytest.raises(ValueError, match="must not be empty"):
+        checks.check_finite_array([], "x")
+    with pytest.raises(ValueError, match=r"x must have 2 dimension\(s\), got shape \(3,\)"):
+        checks.check_finite_array([1, 2, 3], "x", ndim=2)
+    with pytest.raises(TypeError, match="real-valued"):
+        checks.check_finite_array(np.array([1j]), "x", dtype=None)
+
+
+def test_check_shape_and_lengths():
+    x = np.zeros((5, 9))
+    with pytest.raises(ValueError, match=r"^probs must have shape \(n, 10\), got \(5, 9\)$"):
+        checks.check_shape(x, (None, 10), "probs")
+    assert checks.check_shape(x, (None, 9), "probs") is x
+    with pytest.raises(ValueError, match="a has 2, b has 3"):
+        checks.check_same_length(a=[1, 2], b=[1, 2, 3])
+    assert checks.check_same_length(a=[1, 2], b=[3, 4]) == 2
+
+
+def test_positive_int_choice_and_probabilities():
+    with pytest.raises(ValueError, match="n must be an integer >= 1, got 0"):
+        checks.check_positive_int(0, "n")
+    with pytest.raises(TypeError, match="n must be an integer"):
+        checks.check_positive_int(True, "n")
+    with pytest.raises(ValueError, match="solver must be one of 'euler', 'heun', got 'rk4'"):
+        checks.check_choice("rk4", "solver", ["euler", "heun"])
+    with pytest.raises(ValueError, match="eps must be finite and > 0, got -1"):
+        checks.check_positive(-1, "eps")
+    assert checks.check_positive(0, "eps", strict=False) == 0.0
+    with pytest.raises(ValueError, match=r"probs rows must sum to 1, got 0\.9 at row 1"):
+        checks.check_probability_rows([[0.5, 0.5], [0.4, 0.5]])
+    with pytest.raises(ValueError, match=r"probs must have entries in \[0, 1\]"):
+        checks.check_probability_rows([[1.5, -0.5]])
+    with pytest.raises(ValueError, match=r"level must be in \[0, 1\), got 1"):
+        checks.check_in_interval(1, "level", 0, 1, closed=(True, False))

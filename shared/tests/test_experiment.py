@@ -1,0 +1,65 @@
+import json
+
+import numpy as np
+import pytest
+
+from icml26_shared import experiment as ex
+
+
+def _toy(quick, out_dir, progress):
+    table = ex.ResultTable("toy", ["coverage", "width"])
+    for method, cov in [("ours", [0.9, 0.91, 0.89]), ("peer", [0.8])]:
+        table.add_row(method, coverage=cov, width=1.5)
+    plt = ex.require_matplotlib()
+    fig, ax = plt.subplots()
+    ax.plot(list(ex.progress(range(3), enabled=progress)))
+    path = out_dir / "toy.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return ex.ExperimentResult(
+        "toy",
+        "a toy",
+        tables=[table],
+        figures=[path],
+        checks={"coverage ok": True},
+        headline="coverage 0.90",
+    )
+
+
+TOY = ex.Experiment("toy", "a toy experiment", _toy)
+
+
+def test_estimate_of_values():
+    e = ex.Estimate.of([1.0, 2.0, 3.0])
+    assert e.mean == 2.0 and e.se == pytest.approx(1 / np.sqrt(3))
+    assert e.format() == "2 ± 0.577"
+    assert ex.Estimate.of(5.0).format() == "5"
+
+
+def test_table_rendering_and_validation():
+    t = ex.ResultTable("t", ["a"])
+    t.add_row("m", a=[0.1, 0.3])
+    md = t.to_markdown()
+    assert "| method | a |" in md and "| m | 0.2 ± 0.1 |" in md
+    assert "m" in t.to_text()
+    with pytest.raises(ValueError, match="cells must be among columns"):
+        t.add_row("m", b=1.0)
+    assert ex.ResultTable.from_dict(t.to_dict()) == t
+
+
+def test_experiment_run_writes_json_and_roundtrips(tmp_path):
+    result = TOY.run(quick=True, out_dir=tmp_path, progress=False)
+    assert result.passed and result.quick and result.seconds > 0
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["passed"] is True and saved["tables"][0]["rows"]["ours"]["coverage"]["mean"] == 0.9
+    back = ex.ExperimentResult.from_json((tmp_path / "result.json").read_text())
+    assert back.tables == result.tables and back.checks == result.checks
+    md = back.to_markdown(relative_to=tmp_path)
+    assert "![toy](toy.png)" in md and "| coverage ok | pass |" in md
+
+
+def test_main_command_line(tmp_path, capsys):
+    code = ex.main(TOY, ["reproduce", "--quick", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0
+    assert "ours" in capsys.readouterr().out
+    assert (tmp_path / "toy.png").is_file()

@@ -1,0 +1,191 @@
+"""The ``icml26`` command line: list, reproduce, bench and report across packages.
+
+Packages are found through the entry-point group ``icml26.experiments``: every method package
+registers its :class:`icml26_shared.experiment.Experiment` there, so adding a package needs no
+edit here.
+
+    icml26 list
+    icml26 reproduce [PKG ...] [--quick] [--out reports]
+    icml26 bench [PKG ...] [--quick] [--out reports]
+    icml26 report [--out reports]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+from icml26_shared.experiment import Experiment, ExperimentResult
+
+from .report import write_report
+
+__all__ = ["discover", "find_repo_root", "main"]
+
+GROUP = "icml26.experiments"
+
+
+def discover() -> dict[str, metadata.EntryPoint]:
+    """Entry points of the group ``icml26.experiments``, keyed by package name, sorted."""
+    eps = metadata.entry_points(group=GROUP)
+    return {ep.name: ep for ep in sorted(eps, key=lambda e: e.name)}
+
+
+def _select(requested: Sequence[str]) -> dict[str, metadata.EntryPoint]:
+    found = discover()
+    if not requested:
+        return found
+    unknown = [p for p in requested if p not in found]
+    if unknown:
+        known = ", ".join(found) or "none installed"
+        raise SystemExit(f"icml26: unknown package(s) {', '.join(unknown)}; known: {known}")
+    return {p: found[p] for p in requested}
+
+
+def find_repo_root(start: Path | None = None) -> Path | None:
+    """The nearest folder above ``start`` (default: cwd) whose pyproject declares the workspace."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        py = folder / "pyproject.toml"
+        if py.is_file() and "[tool.uv.workspace]" in py.read_text():
+            return folder
+    return None
+
+
+def _version(ep: metadata.EntryPoint) -> str:
+    try:
+        return metadata.version(ep.dist.name) if ep.dist else "?"
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    rows = []
+    for name, ep in discover().items():
+        result = out / name / "result.json"
+        status = "not run"
+        if result.is_file():
+            data = json.loads(result.read_text())
+            status = ("pass" if data.get("passed") else "FAIL") + (
+                " (quick)" if data.get("quick") else ""
+            )
+        try:
+            description = ep.load().description
+        except Exception as exc:  # a broken package must not hide the others
+            description = f"(failed to load: {exc})"
+        rows.append((name, _version(ep), status, description))
+    if not rows:
+        print("no icml26 packages installed")
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for r in rows:
+        print(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    selected = _select(args.packages)
+    results: dict[str, ExperimentResult] = {}
+    errors: dict[str, str] = {}
+    bar = tqdm(selected.items(), desc="icml26 reproduce", unit="pkg", file=sys.stderr)
+    for name, ep in bar:
+        bar.set_postfix_str(name)
+        start = time.perf_counter()
+        try:
+            experiment: Experiment = ep.load()
+            result = experiment.run(
+                quick=args.quick, out_dir=out / name, progress=not args.no_progress
+            )
+            results[name] = result
+            tqdm.write(result.to_text(), file=sys.stdout)
+        except Exception:
+            errors[name] = traceback.format_exc()
+            (out / name).mkdir(parents=True, exist_ok=True)
+            (out / name / "error.txt").write_text(errors[name])
+            tqdm.write(f"{name}: ERROR after {time.perf_counter() - start:.1f} s\n{errors[name]}")
+    report = write_report(out, results=results, errors=errors)
+    print(f"\nreport written to {report}")
+    failed = [n for n, r in results.items() if not r.passed]
+    if failed:
+        print(f"checks failing in: {', '.join(failed)} (see the report)")
+    if errors:
+        print(f"experiments that raised: {', '.join(errors)}")
+    return 1 if errors else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    root = find_repo_root()
+    if root is None:
+        raise SystemExit(
+            "icml26 bench: run it inside the icml26 repository (benchmarks are not installed)"
+        )
+    out = Path(args.out) / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    status = 0
+    for name in _select(args.packages):
+        script = root / "packages" / name / "benchmarks" / "run.py"
+        if not script.is_file():
+            print(f"{name}: no benchmarks/run.py, skipped")
+            continue
+        cmd = [sys.executable, str(script), "--out", str(out / f"{name}.json")]
+        if args.quick:
+            cmd.append("--quick")
+        print(f"== {name}: {' '.join(cmd)}", flush=True)
+        code = subprocess.call(cmd, cwd=root)
+        if code != 0:
+            print(f"{name}: benchmark exited with {code}")
+            status = 1
+    return status
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = write_report(Path(args.out))
+    print(f"report written to {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="icml26", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="installed packages, versions, last check status")
+    p.add_argument("--out", default="reports", help="where earlier results live")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("reproduce", help="run headline experiments and write REPORT.md")
+    p.add_argument("packages", nargs="*", help="package names (default: all)")
+    p.add_argument("--quick", action="store_true", help="reduced sizes (minutes on 2 cores)")
+    p.add_argument("--out", default="reports", help="output folder (default: reports)")
+    p.add_argument("--no-progress", action="store_true", help="hide the packages' progress bars")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("bench", help="run packages/<pkg>/benchmarks/run.py side by side with peers")
+    p.add_argument("packages", nargs="*", help="package names (default: all)")
+    p.add_argument("--quick", action="store_true", help="reduced sizes")
+    p.add_argument("--out", default="reports", help="JSON goes to <out>/bench/<pkg>.json")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("report", help="rebuild REPORT.md from the saved result.json files")
+    p.add_argument("--out", default="reports")
+    p.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
