@@ -1,0 +1,73 @@
+"""Scores used by the BitTokens tasks: log-sMAPE, exact match, normalised accuracy.
+
+.. math::
+
+    \\mathrm{sMAPE}(y, \\hat y) = \\frac{|\\hat y - y|}{|y| + |\\hat y| + \\varepsilon}, \\qquad
+    \\text{log-sMAPE} = \\min\\Big(1, \\frac{\\log_{10}(\\mathrm{sMAPE} + \\varepsilon)}{-15}\\Big),
+    \\quad \\varepsilon = 10^{-100},
+
+which is roughly the number of correct leading digits divided by 15 (1 = exact, 0 = wrong sign
+or NaN/inf prediction).
+
+References:
+    Kreitner, Hager et al., "Efficient numeracy in language models through single-token number
+    embeddings" (BitTokens), ICML 2026, arXiv:2510.06824.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["exact_match", "log_smape", "normalised_accuracy", "smape"]
+
+_EPS = 1e-100
+
+
+def _pair(y: ArrayLike, y_hat: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    a = np.asarray(y, dtype=np.float64)
+    b = np.asarray(y_hat, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"y_hat must have the shape of y {a.shape}, got {b.shape}")
+    return a, b
+
+
+def smape(y: ArrayLike, y_hat: ArrayLike) -> NDArray[np.float64]:
+    """Element-wise symmetric absolute percentage error in [0, 1] (NaN for NaN/inf input)."""
+    a, b = _pair(y, y_hat)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.abs(b - a) / (np.abs(a) + np.abs(b) + _EPS)
+
+
+def log_smape(y: ArrayLike, y_hat: ArrayLike, *, reduce: bool = True) -> float | NDArray[np.float64]:
+    """log-sMAPE score in [0, 1]; non-finite predictions score 0.
+
+    Args:
+        y: targets.
+        y_hat: predictions, same shape.
+        reduce: return the mean (default) instead of per-element scores.
+
+    Examples:
+        >>> round(log_smape([2.0], [2.0 * (1 + 1e-8)]), 4)
+        0.5534
+    """
+    a, b = _pair(y, y_hat)
+    s = smape(a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.minimum(1.0, np.log10(s + _EPS) / -15.0)
+    score = np.where(np.isfinite(b) & np.isfinite(score), score, 0.0)
+    return float(score.mean()) if reduce else score
+
+
+def exact_match(y: ArrayLike, y_hat: ArrayLike) -> float:
+    """Fraction of rows whose prediction equals the target exactly (all entries of a row)."""
+    a, b = _pair(y, y_hat)
+    eq = a == b
+    return float(eq.reshape(eq.shape[0], -1).all(axis=1).mean()) if eq.ndim > 1 else float(eq.mean())
+
+
+def normalised_accuracy(y: ArrayLike, y_hat: ArrayLike, n_classes: int = 5) -> float:
+    """Accuracy rescaled so chance is 0 and perfect is 1: ``(acc - 1/K) / (1 - 1/K)``."""
+    acc = exact_match(y, y_hat)
+    chance = 1.0 / n_classes
+    return (acc - chance) / (1.0 - chance)

@@ -1,0 +1,257 @@
+"""Training loop for :class:`bittokens.TinyGPT`, on one process or data-parallel (DDP, gloo).
+
+Each rank draws its examples with a :class:`torch.utils.data.DistributedSampler` and computes
+*summed* losses; the token and number counts are all-reduced first, so every rank divides by the
+global counts and multiplies by the world size (DDP averages gradients). Two ranks with batch
+``B`` therefore take exactly the step of one rank with batch ``2B``:
+
+.. math::
+
+    g = \\frac{1}{W} \\sum_{r=1}^{W} W \\, \\nabla \\frac{S_r}{\\sum_{r'} N_{r'}}
+      = \\nabla \\frac{\\sum_r S_r}{\\sum_r N_r}.
+
+The optimiser is AdamW with linear warm-up (5% of the steps) and cosine decay to 10%.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.data import DistributedSampler
+
+from icml26_shared.checks import check_positive, check_positive_int
+
+from ._model import Batch, TinyGPT
+from ._tasks import Task
+
+__all__ = ["AdamW", "FitResult", "fit"]
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` returns.
+
+    Attributes:
+        model: the trained model (the same object that was passed in).
+        losses: the global training loss of every step.
+        curve: ``(step, value)`` pairs returned by ``eval_fn`` (single process only).
+        seconds: wall time of the training loop.
+    """
+
+    model: TinyGPT
+    losses: list[float] = field(default_factory=list)
+    curve: list[tuple[int, float]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class AdamW:
+    r"""AdamW (Loshchilov & Hutter, 2019) with torch.optim.AdamW's update, in plain tensor ops.
+
+    .. math::
+
+        \theta \leftarrow \theta (1 - \eta \lambda), \quad
+        m \leftarrow \beta_1 m + (1 - \beta_1) g, \quad v \leftarrow \beta_2 v + (1 - \beta_2) g^2,
+        \quad \theta \leftarrow \theta - \eta \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + \epsilon}.
+
+    Used instead of ``torch.optim.AdamW`` only because the latter imports ``torch._dynamo`` on
+    its first step (10-20 s on a small CPU, paid again in every DDP worker); a test checks both
+    give the same parameters.
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.01,
+    ) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.betas, self.eps, self.weight_decay = lr, betas, eps, weight_decay
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            p.mul_(1 - self.lr * self.weight_decay)
+            m.lerp_(p.grad, 1 - b1)
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+            denom = (v.sqrt() / math.sqrt(c2)).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / c1)
+
+
+def _lr_factor(step: int, steps: int) -> float:
+    warm = max(1, int(0.05 * steps))
+    if step < warm:
+        return (step + 1) / warm
+    frac = (step - warm) / max(1, steps - warm)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac))
+
+
+def _batches(n: int, batch_size: int, world_size: int, rank: int, seed: int):
+    sampler = DistributedSampler(
+        range(n), num_replicas=world_size, rank=rank, shuffle=True, seed=seed, drop_last=True
+    )
+    epoch = 0
+    while True:
+        sampler.set_epoch(epoch)
+        idx = list(sampler)
+        for start in range(0, len(idx) - batch_size + 1, batch_size):
+            yield torch.tensor(idx[start : start + batch_size])
+        epoch += 1
+
+
+def _train_loop(
+    model: TinyGPT,
+    data: Batch,
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    weight_decay: float,
+    clip: float,
+    seed: int,
+    world_size: int,
+    rank: int,
+    eval_fn: Callable[[TinyGPT, int], float] | None,
+    eval_every: int,
+) -> tuple[list[float], list[tuple[int, float]]]:
+    ddp = None
+    module: Any = model
+    if world_size > 1:
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+
+        ddp = DistributedDataParallel(model)
+        module = ddp
+    opt = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98))
+    losses: list[float] = []
+    curve: list[tuple[int, float]] = []
+    batches = _batches(len(data), batch_size, world_size, rank, seed)
+    model.train()
+    for step in range(steps):
+        opt.lr = lr * _lr_factor(step, steps)
+        b = data[next(batches)]
+        counts = torch.stack([b.target[:, 1:].sum(), (b.target[:, 1:] & b.num_mask[:, 1:]).sum()])
+        counts = counts.to(torch.float64)
+        if ddp is not None:
+            dist.all_reduce(counts)
+        terms = model.loss_terms(b, forward=ddp)
+        loss = terms["ce_sum"] / counts[0].clamp(min=1)
+        if counts[1] > 0:
+            loss = loss + terms["num_sum"] / counts[1]
+        opt.zero_grad()
+        (loss * world_size).backward()
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        val = loss.detach().clone()
+        if ddp is not None:
+            dist.all_reduce(val)
+        losses.append(float(val))
+        if eval_fn is not None and (step + 1) % eval_every == 0:
+            curve.append((step + 1, float(eval_fn(model, step + 1))))
+            model.train()
+    return losses, curve
+
+
+def _worker(rank: int, world_size: int, init_file: str, out_file: str, kwargs: dict[str, Any]) -> None:
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    try:
+        model = kwargs.pop("model")
+        losses, _ = _train_loop(model, rank=rank, world_size=world_size, eval_fn=None, eval_every=1, **kwargs)
+        if rank == 0:
+            torch.save({"state": model.state_dict(), "losses": losses}, out_file)
+    finally:
+        dist.destroy_process_group()
+
+
+def fit(
+    model: TinyGPT,
+    task: Task | Batch,
+    *,
+    steps: int,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    weight_decay: float = 0.01,
+    clip: float = 1.0,
+    seed: int = 0,
+    world_size: int = 1,
+    eval_fn: Callable[[TinyGPT, int], float] | None = None,
+    eval_every: int = 50,
+) -> FitResult:
+    """Train ``model`` on ``task`` with AdamW.
+
+    Args:
+        model: a :class:`TinyGPT`.
+        task: a :class:`bittokens.data.Task` (tokenised here) or an already tokenised batch.
+        steps: optimiser steps.
+        batch_size: examples per step *per process*.
+        lr: peak learning rate.
+        weight_decay: AdamW weight decay.
+        clip: gradient-norm clip (0 disables).
+        seed: sampler seed (the model's initial weights are the caller's).
+        world_size: 1 trains here; ``> 1`` spawns that many CPU processes joined by DDP on gloo
+            and loads rank 0's final weights back into ``model``.
+        eval_fn: ``eval_fn(model, step) -> float`` called every ``eval_every`` steps
+            (single process only), recorded in ``FitResult.curve``.
+        eval_every: evaluation period.
+
+    Returns:
+        :class:`FitResult`.
+    """
+    import time
+
+    check_positive_int(steps, "steps")
+    check_positive_int(batch_size, "batch_size")
+    check_positive_int(world_size, "world_size")
+    check_positive(lr, "lr")
+    data = task if isinstance(task, Batch) else model.tokenize(task)
+    if len(data) < batch_size * world_size:
+        raise ValueError(
+            f"task must hold at least batch_size * world_size = {batch_size * world_size} examples, "
+            f"got {len(data)}"
+        )
+    data = Batch(data.ids, data.values.to(torch.float64), data.num_mask, data.attn, data.target)
+    kwargs = dict(steps=steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed)
+    start = time.perf_counter()
+    if world_size == 1:
+        losses, curve = _train_loop(
+            model, data, world_size=1, rank=0, eval_fn=eval_fn, eval_every=eval_every, **kwargs
+        )
+        return FitResult(model, losses, curve, time.perf_counter() - start)
+    import torch.multiprocessing as mp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        init_file = os.path.join(tmp, "init")
+        out_file = os.path.join(tmp, "out.pt")
+        mp.spawn(
+            _worker,
+            args=(world_size, init_file, out_file, {"model": model, "data": data, **kwargs}),
+            nprocs=world_size,
+            join=True,
+        )
+        saved = torch.load(Path(out_file), weights_only=True)
+    model.load_state_dict(saved["state"])
+    return FitResult(model, [float(v) for v in saved["losses"]], [], time.perf_counter() - start)

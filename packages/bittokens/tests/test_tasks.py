@@ -1,0 +1,75 @@
+"""Task generator: seeding, disjoint splits, answers, sampling, scoring, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bittokens.data import TASKS, make_task, sample_numbers, score
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_seeded_and_disjoint(name):
+    a = make_task(name, 300, seed=1)
+    b = make_task(name, 300, seed=1)
+    assert a.prompts == b.prompts and a.answers == b.answers
+    assert make_task(name, 50, seed=2).prompts != a.prompts[:50]
+    test = make_task(name, 300, seed=1, split="test")
+    key = lambda p: tuple(v for v in p if isinstance(v, float))  # noqa: E731
+    assert not {key(p) for p in a.prompts} & {key(p) for p in test.prompts}
+
+
+def test_answers_are_correct():
+    add = make_task("add", 100, seed=0)
+    for p, a in zip(add.prompts, add.answers):
+        assert a[0] == float(f"{p[1] + p[3]:.15g}")
+    mm = make_task("minmax", 200, seed=0)
+    for p, a in zip(mm.prompts, mm.answers):
+        nums = [v for v in p if isinstance(v, float)]
+        assert 2 <= len(nums) <= 5
+        assert a[0] == (max(nums) if p[0] == "max" else min(nums))
+    srt = make_task("sorting", 100, seed=0)
+    for p, a in zip(srt.prompts, srt.answers):
+        nums = [v for v in p if isinstance(v, float)]
+        assert 3 <= len(nums) <= 6
+        assert [v for v in a if isinstance(v, float)] == sorted(nums, reverse=p[0] == "desc")
+    iv = make_task("interval", 100, seed=0)
+    for p, a in zip(iv.prompts, iv.answers):
+        x, *bounds = [v for v in p if isinstance(v, float)]
+        assert bounds == sorted(bounds)
+        assert a[0] == f"c{sum(b <= x for b in bounds)}"
+
+
+def test_decimal_uniform_sampling():
+    rng = np.random.default_rng(0)
+    x = sample_numbers(rng, 20000, max_digits=4, exp_range=(-3, 3))
+    mag = np.floor(np.log10(np.abs(x)))
+    assert mag.min() == -3 and mag.max() == 3
+    assert abs(np.mean(x < 0) - 0.5) < 0.02
+    digits = np.array([len(f"{abs(v):.15g}".replace(".", "").lstrip("0").rstrip("0") or "0") for v in x])
+    assert digits.max() == 4
+    counts = np.bincount(digits, minlength=5)[1:]
+    assert np.all(np.abs(counts / counts.sum() - 0.25) < 0.03)  # digits uniform in 1..4
+    b = sample_numbers(rng, 5000, exp_range=(-3, 3), sampling="binary")
+    assert np.all((np.abs(b) >= 2.0**-10) & (np.abs(b) < 2.0**14))
+
+
+def test_score_perfect_and_wrong():
+    t = make_task("mult", 20, seed=0)
+    assert score(t, t.answers) == 1.0
+    assert score(t, [[]] * 20) == 0.0
+    mm = make_task("minmax", 20, seed=0)
+    assert score(mm, mm.answers) == 1.0
+    iv = make_task("interval", 50, seed=0)
+    assert score(iv, iv.answers) == 1.0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="name must be one of"):
+        make_task("pow", 10)
+    with pytest.raises(ValueError, match="split must be one of"):
+        make_task("add", 10, split="val")
+    with pytest.raises(ValueError, match="sampling must be one of"):
+        make_task("add", 10, sampling="log")
+    with pytest.raises(ValueError, match="predictions must have 10"):
+        score(make_task("add", 10), [])

@@ -1,0 +1,141 @@
+"""Data for the experiments and tests: synthetic human/AI classifiers, digits, regression, streams.
+
+Everything is seeded and generated locally (digits ship inside scikit-learn, the ``data`` extra).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from icml26_shared.datasets import dirichlet_classifier, load_digits
+
+from ._sets import human_sets
+
+__all__ = [
+    "SYNTHETIC",
+    "CollabData",
+    "RegressionData",
+    "digits_collaboration",
+    "heteroscedastic_regression",
+    "shifting_stream",
+    "synthetic_collaboration",
+]
+
+#: the synthetic model used throughout: Dirichlet(0.1) truths over K = 10 classes, the AI sees
+#: log-probabilities with N(0, 1.5²) noise, the (noisier) human with N(0, 2²) noise. With a much
+#: sharper AI (noise 0.5 vs 1.5) the human's sets carry almost no information the AI lacks and the
+#: collaborative sets are as large as AI alone at matched coverage (see the README, "Measured").
+SYNTHETIC = {"n_classes": 10, "concentration": 0.1, "ai_noise": 1.5, "human_noise": 2.0}
+
+
+@dataclass(frozen=True)
+class CollabData:
+    """Labels with AI probabilities, human probabilities and the human's sets."""
+
+    y: NDArray[np.int64]
+    probs: NDArray[np.float64]
+    human_probs: NDArray[np.float64]
+    human: NDArray[np.bool_]
+    true_probs: NDArray[np.float64] | None = None
+
+
+def synthetic_collaboration(
+    n: int,
+    policy: str = "top_k",
+    *,
+    seed: int = 0,
+    ai_noise: float | None = None,
+    **policy_kw: float,
+) -> CollabData:
+    """The synthetic model of :data:`SYNTHETIC` with human sets from ``policy`` (see
+    :func:`collab_cp.human_sets`); ``ai_noise`` overrides the AI's noise level."""
+    cfg = dict(SYNTHETIC)
+    if ai_noise is not None:
+        cfg["ai_noise"] = ai_noise
+    d = dirichlet_classifier(n, seed=seed, **cfg)  # type: ignore[arg-type]
+    assert d.human_probs is not None
+    H = human_sets(d.human_probs, policy, **policy_kw)  # type: ignore[arg-type]
+    return CollabData(d.y, d.probs, d.human_probs, H, d.true_probs)
+
+
+def shifting_stream(length: int = 10_000, *, seed: int = 0) -> CollabData:
+    """A stream whose first half has a top-1 human and the synthetic AI, and whose second half a
+    top-3 human and an AI with doubled noise (1.5 → 3.0)."""
+    half = length // 2
+    first = synthetic_collaboration(half, "top_k", k=1, seed=seed)
+    second = synthetic_collaboration(
+        length - half, "top_k", k=3, seed=seed + 1, ai_noise=2 * SYNTHETIC["ai_noise"]
+    )
+    return CollabData(
+        np.concatenate([first.y, second.y]),
+        np.concatenate([first.probs, second.probs]),
+        np.concatenate([first.human_probs, second.human_probs]),
+        np.concatenate([first.human, second.human]),
+    )
+
+
+def digits_collaboration(
+    *,
+    seed: int = 0,
+    n_train: int = 600,
+    ai_pixel_noise: float = 6.0,
+    human_pixel_noise: float = 8.0,
+    k: int = 2,
+) -> CollabData:
+    """scikit-learn digits: an AI (logistic regression) and a weaker "human" (Gaussian naive Bayes)
+    each trained on ``n_train`` images seen through their own pixel noise (pixels are 0..16); the
+    human proposes its top-``k`` labels. Returns the remaining images (the calibration/test pool)."""
+    try:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.naive_bayes import GaussianNB
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError("digits needs scikit-learn: `pip install collab-cp[data]`") from exc
+    X, y = load_digits()
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(y.size)
+    train, pool = order[:n_train], order[n_train:]
+    Xa = (X + ai_pixel_noise * rng.standard_normal(X.shape)) / 16.0
+    Xh = (X + human_pixel_noise * rng.standard_normal(X.shape)) / 16.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ai = LogisticRegression(C=0.2, max_iter=2000).fit(Xa[train], y[train])
+    human = GaussianNB().fit(Xh[train], y[train])
+    probs = ai.predict_proba(Xa[pool])
+    hp = np.clip(human.predict_proba(Xh[pool]), 1e-12, None)
+    hp /= hp.sum(axis=1, keepdims=True)
+    probs = probs / probs.sum(axis=1, keepdims=True)
+    return CollabData(y[pool], probs, hp, human_sets(hp, "top_k", k=k))
+
+
+@dataclass(frozen=True)
+class RegressionData:
+    """A regression task with AI prediction and scale and a human interval per point."""
+
+    y: NDArray[np.float64]
+    y_pred: NDArray[np.float64]
+    sigma: NDArray[np.float64]
+    human_lower: NDArray[np.float64]
+    human_upper: NDArray[np.float64]
+
+
+def heteroscedastic_regression(n: int, *, seed: int = 0) -> RegressionData:
+    """x ~ U(−2, 2), y = sin(2x) + σ(x)·ξ with σ(x) = 0.2 + 0.6|x| and ξ ~ N(0, 1).
+
+    The AI predicts ŷ = sin(2x) + 0.1x (a small bias) with scale σ̂ = σ(x)·exp(0.2ξ'). The human
+    sees part of the noise the AI cannot: centre = sin(2x) + 0.8σ(x)ξ + 0.8σ(x)ν (ν ~ N(0, 1)),
+    half-width σ(x)·U(0.5, 1.5). All noises are independent standard normals.
+    """
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-2, 2, n)
+    sig = 0.2 + 0.6 * np.abs(x)
+    xi = rng.standard_normal(n)
+    y = np.sin(2 * x) + sig * xi
+    y_pred = np.sin(2 * x) + 0.1 * x
+    sigma = sig * np.exp(0.2 * rng.standard_normal(n))
+    centre = np.sin(2 * x) + 0.8 * sig * xi + 0.8 * sig * rng.standard_normal(n)
+    half = sig * rng.uniform(0.5, 1.5, n)
+    return RegressionData(y, y_pred, sigma, centre - half, centre + half)

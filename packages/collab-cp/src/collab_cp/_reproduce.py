@@ -1,0 +1,456 @@
+"""``python -m collab_cp reproduce [--quick]``: the headline experiments of collab-cp.
+
+1. Synthetic human/AI model (several human policies) and scikit-learn digits with a weak "human"
+   classifier: coverage, size, harm, recovery of the collaborative sets against human alone,
+   AI alone at matched coverage, the human's own split CP at matched coverage and the
+   harm-controlled restriction, over many random calibration/test splits.
+2. Coverage–size frontier over (ε, δ) against the AI-alone curve (PNG).
+3. An online stream whose human switches from top-1 to top-3 and whose AI noise doubles at T/2:
+   online recursions against frozen offline thresholds (PNG).
+4. The regression variant on a heteroscedastic task.
+
+Every acceptance item of the spec is recorded in ``result.checks``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from icml26_shared.experiment import (
+    Estimate,
+    Experiment,
+    ExperimentResult,
+    ResultTable,
+    require_matplotlib,
+)
+from icml26_shared.experiment import (
+    progress as progress_bar,
+)
+from icml26_shared.metrics import rolling_miscoverage
+
+from ._baselines import SplitConformalClassifier
+from ._data import (
+    SYNTHETIC,
+    CollabData,
+    digits_collaboration,
+    heteroscedastic_regression,
+    shifting_stream,
+    synthetic_collaboration,
+)
+from ._experiments import SplitResults, frontier, split_evaluation
+from ._offline import CollaborativeConformal, collaborative_metrics
+from ._online import OnlineCollaborative
+from ._regression import CollaborativeRegressor
+
+EPS, DELTA = 0.05, 0.7
+N_CAL = 500
+POLICIES = [
+    ("top-1", "top_k", {"k": 1}),
+    ("top-2", "top_k", {"k": 2}),
+    ("top-3", "top_k", {"k": 3}),
+    ("mass τ=0.9", "cumulative_mass", {"tau": 0.9}),
+    ("threshold ω=0.1", "threshold", {"omega": 0.1}),
+    ("empty", "empty", {}),
+]
+COLUMNS = ["coverage", "size", "harm", "recovery"]
+
+
+def _evaluate(d: CollabData, n_splits: int, seed: int) -> SplitResults:
+    return split_evaluation(
+        1 - d.probs,
+        d.human,
+        d.y,
+        n_cal=N_CAL,
+        n_splits=n_splits,
+        epsilon=EPS,
+        delta=DELTA,
+        seed=seed,
+        human_scores=1 - d.human_probs,
+    )
+
+
+def _method_table(title: str, r: SplitResults, note: str) -> ResultTable:
+    t = ResultTable(title, COLUMNS, note=note)
+    t.add_row("human alone", coverage=r.human_coverage, size=r.human_size, harm=0.0, recovery=0.0)
+    t.add_row("AI alone, matched on test (favours AI)", coverage=r.ai_coverage, size=r.ai_size)
+    t.add_row("AI alone, split CP at matched level", coverage=r.ai_cal_coverage, size=r.ai_cal_size)
+    t.add_row("human's own split CP, matched", coverage=r.coverage, size=r.human_cp_size)
+    t.add_row(
+        "harm-controlled restriction",
+        coverage=r.restrict_coverage,
+        size=r.restrict_size,
+        harm=r.restrict_harm,
+        recovery=0.0,
+    )
+    t.add_row(
+        "collaborative (ours)", coverage=r.coverage, size=r.size, harm=r.harm, recovery=r.recovery
+    )
+    return t
+
+
+def _paired_below(a: np.ndarray, b: np.ndarray) -> bool:
+    """Mean of a below mean of b (paired over the same splits)."""
+    return bool(np.mean(a) < np.mean(b))
+
+
+def _group_table(seed: int, n_splits: int) -> ResultTable:
+    """Top-2 synthetic model, test figures by human-confidence tercile, averaged over splits."""
+    d = synthetic_collaboration(10_000, "top_k", k=2, seed=seed)
+    conf = d.human_probs.max(axis=1)
+    names = np.array(["low", "middle", "high"])[
+        np.searchsorted(np.quantile(conf, [1 / 3, 2 / 3]), conf)
+    ]
+    cols = ["human cov", "coverage", "size", "harm", "recovery"]
+    acc: dict[str, dict[str, list[float]]] = {
+        g: {c: [] for c in cols} for g in ("low", "middle", "high")
+    }
+    rng = np.random.default_rng(seed)
+    for _ in range(n_splits):
+        perm = rng.permutation(d.y.size)
+        cal, test = perm[:N_CAL], perm[N_CAL:]
+        cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], d.human[cal], d.y[cal])
+        per = cp.report(d.probs[test], d.human[test], d.y[test], groups=names[test])
+        assert isinstance(per, dict)
+        for g, r in per.items():
+            for c, v in zip(cols, (r.human_coverage, r.coverage, r.size, r.harm, r.recovery)):
+                acc[g][c].append(v)
+    table = ResultTable(
+        "Per-group report: human confidence (max human probability) terciles, top-2 human",
+        cols,
+        note=f"{n_splits} splits (n_cal = 500) of 10,000 points. The guarantees are marginal over "
+        "groups: per-group harm and recovery may sit on either side of (ε, δ).",
+    )
+    for g in ("low", "middle", "high"):
+        table.add_row(f"{g} confidence", **{c: acc[g][c] for c in cols})
+    return table
+
+
+def _empty_reduction_checks(seed: int) -> tuple[bool, bool]:
+    d = synthetic_collaboration(1500, "empty", seed=seed)
+    cal, test = slice(0, 500), slice(500, None)
+    cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], d.human[cal], d.y[cal])
+    ref = SplitConformalClassifier(DELTA).calibrate(d.probs[cal], d.y[cal])
+    same = bool(
+        np.array_equal(cp.predict_set(d.probs[test], d.human[test]), ref.predict_set(d.probs[test]))
+    )
+    full = np.ones_like(d.human)
+    cpf = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], full[cal], d.y[cal])
+    never_adds = bool(not (cpf.predict_set(d.probs[test], full[test]) & ~full[test]).any())
+    return same, never_adds
+
+
+def _frontier_figure(
+    plt, out_dir: Path, panels: list[tuple[str, CollabData]], n_splits: int, grid: int
+) -> Path:
+    eps = np.linspace(0.02, 0.3, grid)
+    dls = np.linspace(0.3, 0.95, grid)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2))
+    for ax, (name, d) in zip(np.atleast_1d(axes), panels):
+        res = frontier(1 - d.probs, d.human, d.y, eps, dls, n_cal=N_CAL, n_splits=n_splits)
+        cov, size = res[..., 0].ravel(), res[..., 1].ravel()
+        sc = ax.scatter(
+            cov,
+            size,
+            c=np.repeat(eps, grid),
+            cmap="viridis",
+            s=18,
+            label="collaborative (ε, δ) grid",
+        )
+        rows = np.arange(d.y.size)
+        true = np.sort(1 - d.probs[rows, d.y])
+        levels = np.linspace(cov.min() - 0.02, min(cov.max() + 0.02, 0.999), 60)
+        ai = [
+            ((1 - d.probs) <= true[max(math.ceil(lv * true.size) - 1, 0)]).sum(1).mean()
+            for lv in levels
+        ]
+        ax.plot(levels, ai, "k-", label="AI alone (threshold on 1 − p̂)")
+        ax.plot(d.human[rows, d.y].mean(), d.human.sum(1).mean(), "r*", ms=14, label="human alone")
+        ax.set_xlabel("marginal coverage")
+        ax.set_ylabel("mean set size")
+        ax.set_title(name)
+        ax.legend(fontsize=8)
+        fig.colorbar(sc, ax=ax, label="ε")
+    fig.tight_layout()
+    path = out_dir / "frontier.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _online_figure(plt, out_dir: Path, in_h, cov_on, cov_fr) -> Path:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    T = in_h.size
+    t = np.arange(T)
+    for ax, (branch, mask, target) in zip(
+        axes, [("harm (y ∈ H)", in_h, EPS), ("recovery (y ∉ H)", ~in_h, DELTA)]
+    ):
+        for label, cov, style in [("online", cov_on, "b-"), ("frozen offline", cov_fr, "r--")]:
+            err = (~cov[mask]) if branch.startswith("harm") else cov[mask]
+            rate = rolling_miscoverage(err.astype(float), 400)
+            ax.plot(t[mask], rate, style, lw=1, label=label)
+        ax.axhline(target, color="k", lw=0.8)
+        ax.axvline(T // 2, color="gray", ls=":")
+        ax.set_title(f"rolling {branch}, window 400 branch steps")
+        ax.set_xlabel("stream step t")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out_dir / "online.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _regression(n_splits: int, seed: int) -> tuple[ResultTable, dict[str, np.ndarray]]:
+    d = heteroscedastic_regression(5000, seed=seed)
+    rng = np.random.default_rng(seed)
+    keys = [
+        "harm",
+        "recovery",
+        "coverage",
+        "length",
+        "human_cov",
+        "human_len",
+        "ai_len",
+        "pieces",
+        "n_in",
+        "n_out",
+    ]
+    acc: dict[str, list[float]] = {k: [] for k in keys}
+    for _ in range(n_splits):
+        perm = rng.permutation(d.y.size)
+        c, t = perm[:N_CAL], perm[N_CAL:]
+        m = CollaborativeRegressor(EPS, DELTA).calibrate(
+            d.y_pred[c], d.sigma[c], d.human_lower[c], d.human_upper[c], d.y[c]
+        )
+        r = m.report(d.y_pred[t], d.sigma[t], d.human_lower[t], d.human_upper[t], d.y[t])
+        true = np.sort(np.abs(d.y[t] - d.y_pred[t]) / d.sigma[t])
+        q = true[math.ceil(true.size * r.coverage) - 1]
+        for k, v in zip(
+            keys,
+            [
+                r.harm,
+                r.recovery,
+                r.coverage,
+                r.length,
+                r.human_coverage,
+                r.human_length,
+                float(np.mean(2 * q * d.sigma[t])),
+                r.mean_pieces,
+                m.n_in_,
+                m.n_out_,
+            ],
+        ):
+            acc[k].append(v)
+    a = {k: np.asarray(v, dtype=float) for k, v in acc.items()}
+    table = ResultTable(
+        "Regression variant (heteroscedastic sin task, n_cal = 500)",
+        ["coverage", "length", "harm", "recovery", "pieces"],
+        note=f"{n_splits} random splits of 5,000 points; AI alone = ŷ ± tσ̂ with t matched to the collaborative test coverage.",
+    )
+    table.add_row(
+        "human interval",
+        coverage=a["human_cov"],
+        length=a["human_len"],
+        harm=0.0,
+        recovery=0.0,
+        pieces=1,
+    )
+    table.add_row("AI alone, matched", coverage=a["coverage"], length=a["ai_len"], pieces=1)
+    table.add_row(
+        "collaborative (ours)",
+        coverage=a["coverage"],
+        length=a["length"],
+        harm=a["harm"],
+        recovery=a["recovery"],
+        pieces=a["pieces"],
+    )
+    return table, a
+
+
+def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
+    """Run the experiments (``quick``: fewer splits and a coarser frontier grid)."""
+    plt = require_matplotlib(package="collab-cp")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n_splits = 300 if quick else 2000
+    result = ExperimentResult(
+        "collab-cp", "Human–AI collaborative prediction sets (ε = 0.05, δ = 0.7)"
+    )
+    steps = ["policies", "digits", "frontier", "online", "regression"]
+    bar = progress_bar(steps, enabled=progress, total=len(steps), desc="collab-cp")
+
+    # 1. synthetic model, every human policy -------------------------------------------------
+    next(bar)
+    policy_table = ResultTable(
+        f"Synthetic model, by human policy (n_cal = {N_CAL}, {n_splits} splits of 5,000 points)",
+        [
+            "human cov",
+            "human size",
+            "coverage",
+            "size",
+            "harm",
+            "recovery",
+            "AI size",
+            "human-CP size",
+        ],
+        note="AI size / human-CP size: AI alone / human's own split CP at the collaborative test coverage.",
+    )
+    per_policy: dict[str, SplitResults] = {}
+    for i, (name, policy, kw) in enumerate(POLICIES):
+        d = synthetic_collaboration(5000, policy, seed=10 + i, **kw)
+        r = _evaluate(d, n_splits, seed=i)
+        per_policy[name] = r
+        policy_table.add_row(
+            name,
+            **{
+                "human cov": r.human_coverage,
+                "human size": r.human_size,
+                "coverage": r.coverage,
+                "size": r.size,
+                "harm": r.harm if name != "empty" else None,
+                "recovery": r.recovery,
+                "AI size": r.ai_size,
+                "human-CP size": r.human_cp_size,
+            },
+        )
+    top2 = per_policy["top-2"]
+    cfg = ", ".join(f"{k}={v}" for k, v in SYNTHETIC.items())
+    result.tables.append(
+        _method_table(
+            f"Synthetic model, top-2 human ({n_splits} splits, n_cal = {N_CAL})",
+            top2,
+            note=f"dirichlet_classifier({cfg}); the human proposes its top-2 labels.",
+        )
+    )
+    result.tables.append(policy_table)
+    result.tables.append(_group_table(seed=11, n_splits=50 if quick else 300))
+
+    same, never_adds = _empty_reduction_checks(seed=3)
+    result.checks["1: H ≡ ∅ equals split CP at level δ (1,000 inputs)"] = same
+    result.checks["1: H = all labels never adds a label"] = never_adds
+    harm_m, rec_m = float(top2.harm.mean()), float(top2.recovery.mean())
+    slack_in, slack_out = float(np.mean(1 / (top2.n_in + 1))), float(np.mean(1 / (top2.n_out + 1)))
+    result.checks[f"2: mean harm {harm_m:.4f} ≤ ε + 0.005"] = harm_m <= EPS + 0.005
+    result.checks[f"2: mean recovery {rec_m:.4f} ≥ δ − 0.005"] = rec_m >= DELTA - 0.005
+    result.checks["2: both within 1/(n_group+1) + 0.01 of target"] = (
+        abs(harm_m - EPS) <= slack_in + 0.01 and abs(rec_m - DELTA) <= slack_out + 0.01
+    )
+    result.checks["3: synthetic top-2 size below AI alone at matched coverage"] = _paired_below(
+        top2.size, top2.ai_size
+    )
+    result.checks["3: synthetic top-2 size below human's split CP at matched coverage"] = (
+        _paired_below(top2.size, top2.human_cp_size)
+    )
+
+    # 2. digits -----------------------------------------------------------------------------
+    next(bar)
+    dig = digits_collaboration(seed=0)
+    rd = _evaluate(dig, n_splits, seed=0)
+    result.tables.append(
+        _method_table(
+            f"Digits: logistic regression (AI) + Gaussian naive Bayes top-2 (human), {n_splits} splits",
+            rd,
+            note=f"Both models see noisy pixels (σ = 6 and 8 on a 0–16 scale), trained on 600 images; "
+            f"pool of {dig.y.size} images split {N_CAL} calibration / {dig.y.size - N_CAL} test.",
+        )
+    )
+    result.checks["3: digits size below AI alone at matched coverage"] = _paired_below(
+        rd.size, rd.ai_size
+    )
+    result.checks["3: digits size below human's split CP at matched coverage"] = _paired_below(
+        rd.size, rd.human_cp_size
+    )
+
+    # 3. frontier -----------------------------------------------------------------------------
+    next(bar)
+    front_data = synthetic_collaboration(5000, "top_k", k=2, seed=11)
+    result.figures.append(
+        _frontier_figure(
+            plt,
+            out_dir,
+            [("synthetic, top-2 human", front_data), ("digits, top-2 NB human", dig)],
+            n_splits=20 if quick else 100,
+            grid=5 if quick else 9,
+        )
+    )
+
+    # 4. online stream with a mid-stream change ---------------------------------------------------
+    next(bar)
+    s = shifting_stream(10_000, seed=0)
+    online = OnlineCollaborative(EPS, DELTA)
+    trace = online.run(s.probs, s.human, s.y)
+    frozen = CollaborativeConformal(EPS, DELTA).calibrate(
+        s.probs[:N_CAL], s.human[:N_CAL], s.y[:N_CAL]
+    )
+    fr_sets = frozen.predict_set(s.probs, s.human)
+    rows = np.arange(s.y.size)
+    fr_cov = fr_sets[rows, s.y]
+    half = slice(5000, None)
+    m_on = collaborative_metrics(trace.sets[half], s.human[half], s.y[half])
+    m_fr = collaborative_metrics(fr_sets[half], s.human[half], s.y[half])
+    otab = ResultTable(
+        "Online stream, T = 10,000 (top-1 → top-3 human, AI noise ×2 at t = 5,000): second half",
+        ["coverage", "size", "harm", "recovery"],
+        note=f"η = {online.eta}; frozen = offline thresholds from the first {N_CAL} steps. "
+        f"Certified whole-stream bounds |harm − ε| ≤ {online.rate_bounds()[0]:.4f}, "
+        f"|recovery − δ| ≤ {online.rate_bounds()[1]:.4f}.",
+    )
+    otab.add_row(
+        "frozen offline thresholds",
+        coverage=m_fr.coverage,
+        size=m_fr.size,
+        harm=m_fr.harm,
+        recovery=m_fr.recovery,
+    )
+    otab.add_row(
+        "online collaborative (ours)",
+        coverage=m_on.coverage,
+        size=m_on.size,
+        harm=m_on.harm,
+        recovery=m_on.recovery,
+    )
+    result.tables.append(otab)
+    result.figures.append(_online_figure(plt, out_dir, trace.in_human, trace.covered, fr_cov))
+    result.checks[
+        f"4: online 2nd-half harm {m_on.harm:.4f}, recovery {m_on.recovery:.4f} within 0.01"
+    ] = abs(m_on.harm - EPS) <= 0.01 and abs(m_on.recovery - DELTA) <= 0.01
+    result.checks["4: frozen thresholds miss a target by > 0.03"] = (
+        max(abs(m_fr.harm - EPS), abs(m_fr.recovery - DELTA)) > 0.03
+    )
+
+    # 5. regression -------------------------------------------------------------------------
+    next(bar)
+    rtab, ra = _regression(200 if quick else 2000, seed=5)
+    result.tables.append(rtab)
+    h, r = float(ra["harm"].mean()), float(ra["recovery"].mean())
+    result.checks[f"5: regression mean harm {h:.4f} ≤ ε + 0.005"] = h <= EPS + 0.005
+    result.checks[f"5: regression mean recovery {r:.4f} ≥ δ − 0.005"] = r >= DELTA - 0.005
+    for _ in bar:
+        pass
+
+    dig_line = (
+        f"digits: collaborative {Estimate.of(rd.coverage).mean:.3f} / {rd.size.mean():.2f} vs "
+        f"AI alone {rd.ai_size.mean():.2f}"
+    )
+    result.headline = (
+        f"synthetic top-2 human {top2.human_coverage.mean():.3f} coverage / size 2.0 → collaborative "
+        f"{top2.coverage.mean():.3f} / {top2.size.mean():.2f} (AI alone at matched coverage "
+        f"{top2.ai_size.mean():.2f}); harm {harm_m:.4f}, recovery {rec_m:.4f}; {dig_line}"
+    )
+    result.notes += [
+        "Paper's ImageNet-16H figures (VGG-19, ω = 125), quoted from the paper, not reproduced here: "
+        "human top-2 0.802 / 2.0 → collaborative 0.902 / 1.47, AI alone 0.905 / 1.63.",
+        "'AI alone, matched on test' chooses its threshold with the test labels so that its coverage "
+        "equals the collaborative coverage exactly; it favours the baseline.",
+    ]
+    return result
+
+
+EXPERIMENT = Experiment(
+    "collab-cp",
+    "collaborative sets vs human alone, AI alone (matched coverage), restriction; online vs frozen",
+    reproduce,
+)

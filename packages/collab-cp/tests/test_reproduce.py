@@ -1,0 +1,44 @@
+"""The reproduce pieces at tiny sizes (the full quick run takes ~25 s here and is run by CI's
+`icml26 reproduce --quick`, not by the default tests)."""
+
+import numpy as np
+import pytest
+
+from collab_cp import _reproduce as rep
+from collab_cp._data import synthetic_collaboration
+from collab_cp._experiments import frontier, split_evaluation
+
+
+def test_empty_reduction_checks_pass():
+    assert rep._empty_reduction_checks(seed=1) == (True, True)
+
+
+def test_method_table_and_regression_pieces():
+    d = synthetic_collaboration(1200, "top_k", k=2, seed=0)
+    r = split_evaluation(
+        1 - d.probs,
+        d.human,
+        d.y,
+        n_cal=500,
+        n_splits=3,
+        epsilon=0.05,
+        delta=0.7,
+        human_scores=1 - d.human_probs,
+    )
+    t = rep._method_table("t", r, note="n")
+    assert list(t.rows)[-1] == "collaborative (ours)"
+    assert "±" in t.to_text()
+    table, acc = rep._regression(3, seed=0)
+    assert set(table.rows) == {"human interval", "AI alone, matched", "collaborative (ours)"}
+    assert acc["harm"].shape == (3,)
+
+
+def test_frontier_figure_is_written(tmp_path):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    d = synthetic_collaboration(900, "top_k", k=2, seed=1)
+    path = rep._frontier_figure(plt, tmp_path, [("a", d)], n_splits=2, grid=2)
+    assert path.exists() and path.stat().st_size > 1000
+    res = frontier(
+        1 - d.probs, d.human, d.y, np.array([0.05]), np.array([0.7]), n_cal=500, n_splits=2
+    )
+    assert res.shape == (1, 1, 2) and np.all(np.isfinite(res))

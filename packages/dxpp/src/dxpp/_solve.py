@@ -1,0 +1,249 @@
+"""Forward pass: solve the QP with any ``qpsolvers`` backend, get duals and the active set.
+
+The forward solve is where most layers lose accuracy: at OSQP's default tolerance the
+active set is wrong and gradients are 25–90% off. :func:`solve_qp` therefore ties the solver
+tolerance to the penalty width β (``tol = 1e-5·β`` unless told otherwise), turns polishing on
+where the backend has it, and refuses (with a warning) tolerances looser than ``1e-3·β``.
+
+Given the primal–dual solution ``(x*, ν*, μ*)`` of
+
+.. math::
+    \\min_x \\tfrac12 x^\\top Q x + q^\\top x \\quad\\text{s.t.}\\quad Gx \\le h,\\; Ax = b
+
+(Lagrangian ``½xᵀQx + qᵀx + νᵀ(Gx − h) + μᵀ(Ax − b)``, ``ν ≥ 0``), the active set is
+``J = {i : h_i − G_i x* ≤ τ_i}`` with the scale-aware threshold
+``τ_i = active_tol · (1 + |h_i| + ‖G_i‖₂‖x*‖₂)``; a constraint in ``J`` whose multiplier is
+below ``dual_tol · (1 + ‖ν*‖_∞)`` is *weakly active*. If the backend returns no duals they are
+recovered by least squares on stationarity ``Qx + q + G_Jᵀν_J + Aᵀμ = 0`` and ``ν`` is
+clipped at zero.
+
+References:
+    Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box Quadratic
+    Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154, Section 3 (forward pass).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from icml26_shared.checks import check_positive
+
+from ._validate import QPData, QPError, canonicalize
+
+__all__ = ["QPSolution", "auto_solver", "solve_data", "solve_qp", "solver_options"]
+
+DENSE_PREFERENCE = ("proxqp", "piqp", "quadprog", "clarabel", "osqp")
+SPARSE_PREFERENCE = ("piqp", "osqp", "clarabel", "proxqp")
+
+
+class QPSolution(NamedTuple):
+    """Primal–dual solution of a QP (leading batch axis when the input had one).
+
+    Attributes:
+        x: primal solution ``(n,)``.
+        nu: inequality multipliers ``(m,)``, ``ν ≥ 0``.
+        mu: equality multipliers ``(p,)``.
+        active: boolean mask of the active inequalities ``(m,)``.
+        weakly_active: active inequalities with (numerically) zero multiplier ``(m,)``.
+        solver: the ``qpsolvers`` backend used.
+    """
+
+    x: NDArray[Any]
+    nu: NDArray[Any]
+    mu: NDArray[Any]
+    active: NDArray[np.bool_]
+    weakly_active: NDArray[np.bool_]
+    solver: str
+
+
+def auto_solver(sparse: bool) -> str:
+    """The backend ``solver="auto"`` picks: the first installed of a preference list.
+
+    Measured on this machine (random dense QP, n = 1000, tol 1e-9): ProxQP dense 0.62 s,
+    PIQP dense 0.99 s, quadprog 1.9 s, PIQP's sparse backend 94 s, OSQP ~11 s; hence the dense
+    order ProxQP > PIQP > quadprog and, for sparse input, PIQP's sparse backend > OSQP.
+    """
+    import qpsolvers  # lazily: qpsolvers imports jax when it is installed
+
+    prefs = SPARSE_PREFERENCE if sparse else DENSE_PREFERENCE
+    for name in prefs:
+        if name in qpsolvers.available_solvers:
+            return name
+    return qpsolvers.available_solvers[0]
+
+
+def solver_options(solver: str, tol: float, sparse: bool) -> dict[str, Any]:
+    """Keyword arguments setting ``solver``'s tolerance to ``tol`` (and polishing/backend)."""
+    if solver == "osqp":
+        return {"eps_abs": tol, "eps_rel": tol, "polish": True, "max_iter": 200_000,
+                "eps_prim_inf": tol, "eps_dual_inf": tol}
+    if solver == "piqp":
+        return {"eps_abs": tol, "eps_rel": 0.0, "check_duality_gap": True,
+                "eps_duality_gap_abs": tol, "eps_duality_gap_rel": 0.0,
+                "backend": "sparse" if sparse else "dense"}
+    if solver == "proxqp":
+        return {"eps_abs": tol, "eps_rel": 0.0, "backend": "sparse" if sparse else "dense"}
+    if solver == "clarabel":
+        return {"tol_feas": tol, "tol_gap_abs": tol, "tol_gap_rel": tol}
+    if solver in ("cvxopt",):
+        return {"abstol": tol, "reltol": tol, "feastol": tol}
+    if solver == "daqp":
+        return {"primal_tol": tol, "dual_tol": tol}
+    if solver in ("scs",):
+        return {"eps_abs": tol, "eps_rel": tol}
+    if solver == "ecos":
+        return {"feastol": tol, "abstol": tol, "reltol": tol}
+    return {}
+
+
+def _status(sol: Any) -> str:
+    info = (sol.extras or {}).get("info") if hasattr(sol, "extras") else None
+    for attr in ("status", "status_val"):
+        if info is not None and hasattr(info, attr):
+            return str(getattr(info, attr))
+    if isinstance(sol.extras, dict) and "status" in sol.extras:
+        return str(sol.extras["status"])
+    return "found" if sol.found else "not found"
+
+
+def _recover_duals(Q: Any, q: NDArray, G: Any, A: Any, x: NDArray, active: NDArray) -> tuple:
+    """Least squares on stationarity over the active set, ``ν`` clipped at 0."""
+    C = sp.vstack([G[active], A]).toarray() if sp.issparse(G) else np.vstack([G[active], A])
+    r = -(Q @ x + q)
+    lam = np.linalg.lstsq(C.T, r, rcond=None)[0] if C.shape[0] else np.zeros(0)
+    nu = np.zeros(G.shape[0])
+    k = int(active.sum())
+    nu[active] = np.maximum(lam[:k], 0.0)
+    return nu, lam[k:]
+
+
+def _active_sets(G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float,
+                 dual_tol: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    if G.shape[0] == 0:
+        empty = np.zeros(0, dtype=bool)
+        return empty, empty
+    row_norm = (np.sqrt(np.asarray(G.multiply(G).sum(axis=1)).ravel()) if sp.issparse(G)
+                else np.linalg.norm(G, axis=1))
+    slack = h - G @ x
+    tau = active_tol * (1.0 + np.abs(h) + row_norm * np.linalg.norm(x))
+    active = slack <= tau
+    weak = active & (nu <= dual_tol * (1.0 + np.abs(nu).max(initial=0.0)))
+    return active, weak
+
+
+def _solve_one(Q: Any, q: NDArray, G: Any, h: NDArray, A: Any, b: NDArray, solver: str,
+               opts: dict[str, Any], tol: float, active_tol: float, index: int | None) -> tuple:
+    import qpsolvers
+
+    m, p = G.shape[0], A.shape[0]
+    problem = qpsolvers.Problem(Q, q, G if m else None, h if m else None,
+                                A if p else None, b if p else None)
+    try:
+        sol = qpsolvers.solve_problem(problem, solver=solver, **opts)
+    except qpsolvers.SolverError as exc:  # pragma: no cover - backend specific
+        raise QPError(f"solver {solver!r} failed: {exc}", status="error", solver=solver,
+                      index=index) from exc
+    status = _status(sol)
+    where = "" if index is None else f" (batch {index})"
+    if not sol.found or sol.x is None or not np.all(np.isfinite(sol.x)):
+        raise QPError(f"solver {solver!r} found no solution{where}: status {status} "
+                      "(infeasible or unbounded QP?)", status=status, solver=solver, index=index)
+    x = np.asarray(sol.x, dtype=np.float64)
+    viol_scale = 1.0 + max(np.abs(h).max(initial=0), np.abs(b).max(initial=0))
+    viol = max(float(np.max(G @ x - h, initial=0.0)), float(np.abs(A @ x - b).max(initial=0.0)))
+    if viol > max(1e3 * tol, 1e-6) * viol_scale:
+        raise QPError(f"solver {solver!r} returned x violating the constraints by {viol:.3g}"
+                      f"{where}: status {status} (infeasible QP?)", status=status,
+                      solver=solver, index=index)
+    have_duals = (m == 0 or sol.z is not None) and (p == 0 or sol.y is not None)
+    nu = np.asarray(sol.z, dtype=np.float64) if m and sol.z is not None else np.zeros(m)
+    mu = np.asarray(sol.y, dtype=np.float64) if p and sol.y is not None else np.zeros(p)
+    nu = np.maximum(nu, 0.0)
+    active, weak = _active_sets(G, h, x, nu, active_tol, dual_tol=1e-7)
+    if not have_duals or not (np.all(np.isfinite(nu)) and np.all(np.isfinite(mu))):
+        nu, mu = _recover_duals(Q, q, G, A, x, active)
+        active, weak = _active_sets(G, h, x, nu, active_tol, dual_tol=1e-7)
+    return x, nu, mu, active, weak
+
+
+def resolve_tolerance(tol: float | None, beta: float) -> float:
+    """``tol`` defaults to ``1e-5·β``; a tolerance looser than ``1e-3·β`` is tightened to
+    ``1e-5·β`` with a warning (loose forward solves give wrong active sets)."""
+    beta = check_positive(beta, "beta")
+    if tol is None:
+        return 1e-5 * beta
+    tol = check_positive(tol, "tol")
+    if tol > 1e-3 * beta:
+        warnings.warn(f"tol={tol:g} is too loose for beta={beta:g} (active set and gradients "
+                      f"would be unreliable); tightened to {1e-5 * beta:g}", stacklevel=3)
+        return 1e-5 * beta
+    return tol
+
+
+def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
+               beta: float = 1e-4, active_tol: float = 1e-7,
+               solver_kwargs: dict[str, Any] | None = None) -> QPSolution:
+    """Solve every problem of a canonical batch; float64 arrays with a batch axis."""
+    tol = resolve_tolerance(tol, beta)
+    active_tol = check_positive(active_tol, "active_tol")
+    import qpsolvers
+
+    if solver == "auto":
+        solver = auto_solver(data.sparse)
+    elif solver not in qpsolvers.available_solvers:
+        shown = ", ".join(repr(s) for s in ["auto", *qpsolvers.available_solvers])
+        raise ValueError(f"solver must be one of {shown}, got {solver!r}")
+    opts = solver_options(solver, tol, data.sparse)
+    opts.update(solver_kwargs or {})
+    out = [_solve_one(*data.item(k), solver, opts, tol, active_tol,
+                      k if data.batched else None) for k in range(data.batch)]
+    x, nu, mu, act, weak = (np.stack(z) for z in zip(*out))
+    return QPSolution(x, nu, mu, act, weak, solver)
+
+
+def unbatch(sol: QPSolution, data: QPData) -> QPSolution:
+    """Cast to the input dtype and drop the batch axis when the input had none."""
+    def cast(a: NDArray) -> NDArray:
+        a = a.astype(data.dtype) if a.dtype.kind == "f" else a
+        return a if data.batched else a[0]
+
+    return QPSolution(*(cast(a) for a in sol[:5]), sol.solver)
+
+
+def solve_qp(
+    Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None, *,
+    solver: str = "auto", tol: float | None = None, beta: float = 1e-4,
+    active_tol: float = 1e-7, check_psd: bool = True,
+    solver_kwargs: dict[str, Any] | None = None,
+) -> QPSolution:
+    """Solve ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (numpy/scipy, no autograd).
+
+    Args:
+        Q: ``(n, n)`` symmetric PSD matrix, dense or ``scipy.sparse``; ``(B, n, n)`` batches.
+        q: ``(n,)`` or ``(B, n)``.
+        G, h: inequalities ``(m, n)``, ``(m,)`` (or batched), or ``None``.
+        A, b: equalities ``(p, n)``, ``(p,)`` (or batched), or ``None``.
+        solver: ``"auto"`` (see :func:`dxpp.auto_solver`) or any ``qpsolvers`` backend.
+        tol: solver tolerance; default ``1e-5·beta``; looser than ``1e-3·beta`` is tightened
+            with a warning.
+        beta: penalty width of the backward pass (ties the forward tolerance to it).
+        active_tol: relative slack threshold of the active set (see module docstring).
+        check_psd: check dense ``Q`` for positive semi-definiteness (one Cholesky).
+        solver_kwargs: extra keyword arguments for the backend (override ours).
+
+    Returns:
+        :class:`QPSolution` in the input's float dtype (float32 in → float32 out).
+
+    Raises:
+        QPError: the solver reports infeasible/unbounded/failed (``.status`` has its status).
+        ValueError, TypeError: bad input.
+    """
+    data = canonicalize(Q, q, G, h, A, b, check_psd=check_psd)
+    sol = solve_data(data, solver=solver, tol=tol, beta=beta, active_tol=active_tol,
+                     solver_kwargs=solver_kwargs)
+    return unbatch(sol, data)

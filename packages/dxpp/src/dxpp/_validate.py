@@ -1,0 +1,221 @@
+"""Input checks and the canonical (batched, float64) form of a QP.
+
+Every public entry point funnels ``(Q, q, G, h, A, b)`` through :func:`canonicalize`, which
+checks shapes, finiteness, symmetry and (for dense ``Q``) positive semi-definiteness, and
+returns a :class:`QPData`: float64 numpy arrays or CSC matrices with an explicit batch axis
+on the vectors (``q``: ``(B, n)``) and, for dense matrices, either ``(n, n)`` (shared across
+the batch) or ``(B, n, n)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from icml26_shared.checks import check_finite_array
+
+__all__ = ["QPData", "QPError", "canonicalize", "is_sparse"]
+
+
+class QPError(RuntimeError):
+    """The QP solver failed: infeasible, unbounded, or stopped without a solution.
+
+    Attributes:
+        status: the solver's own status (a string), e.g. ``"PIQP_PRIMAL_INFEASIBLE"``.
+        solver: the ``qpsolvers`` backend that reported it.
+        index: the batch index of the failing problem (``None`` when unbatched).
+    """
+
+    def __init__(self, message: str, *, status: str, solver: str, index: int | None = None):
+        super().__init__(message)
+        self.status = status
+        self.solver = solver
+        self.index = index
+
+
+def is_sparse(M: Any) -> bool:
+    """True for scipy sparse matrices/arrays."""
+    return sp.issparse(M)
+
+
+@dataclass
+class QPData:
+    """A checked QP batch in float64.
+
+    Attributes:
+        Q, G, A: ``(n, n)``/``(m, n)``/``(p, n)`` shared matrices, ``(B, ·, n)`` dense stacks,
+            or CSC matrices (always shared). ``G``/``A`` have zero rows when absent.
+        q, h, b: ``(B, n)``, ``(B, m)``, ``(B, p)``.
+        batched: whether the caller passed a batch axis (outputs keep it).
+        dtype: the input floating dtype (outputs are cast back to it).
+        sparse: whether any matrix is sparse (then all are CSC).
+    """
+
+    Q: Any
+    q: NDArray[np.float64]
+    G: Any
+    h: NDArray[np.float64]
+    A: Any
+    b: NDArray[np.float64]
+    batched: bool
+    dtype: np.dtype
+    sparse: bool
+    has_G: bool
+    has_A: bool
+
+    @property
+    def n(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.h.shape[1]
+
+    @property
+    def p(self) -> int:
+        return self.b.shape[1]
+
+    @property
+    def batch(self) -> int:
+        return self.q.shape[0]
+
+    def item(self, k: int) -> tuple[Any, ...]:
+        """The ``k``-th problem ``(Q, q, G, h, A, b)`` of the batch."""
+
+        def pick(M: Any) -> Any:
+            return M if is_sparse(M) or M.ndim == 2 else M[k if M.shape[0] > 1 else 0]
+
+        return (pick(self.Q), self.q[k], pick(self.G), self.h[k], pick(self.A), self.b[k])
+
+
+def _float_dtype(*arrays: Any) -> np.dtype:
+    kinds = [np.asarray(a.data if is_sparse(a) else a).dtype for a in arrays if a is not None]
+    floats = [d for d in kinds if d.kind == "f"]
+    if floats and all(d == np.float32 for d in floats):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _matrix(M: Any, name: str, allow_none: bool) -> Any:
+    if M is None:
+        if allow_none:
+            return None
+        raise ValueError(f"{name} must be given, got None")
+    if is_sparse(M):
+        M = sp.csc_matrix(M, dtype=np.float64)
+        if M.ndim != 2:
+            raise ValueError(f"{name} must have 2 dimension(s), got shape {M.shape}")
+        check_finite_array(M.data, name, allow_empty=True)
+        return M
+    return check_finite_array(M, name, ndim=(2, 3), allow_empty=True)
+
+
+def _vector(v: Any, name: str) -> NDArray[np.float64]:
+    return check_finite_array(v, name, ndim=(1, 2), allow_empty=True)
+
+
+def _batch_of(arrays: dict[str, tuple[Any, int]]) -> int:
+    sizes = {}
+    for name, (arr, base_ndim) in arrays.items():
+        if arr is not None and not is_sparse(arr) and arr.ndim == base_ndim + 1:
+            sizes[name] = arr.shape[0]
+    distinct = {s for s in sizes.values() if s != 1}
+    if len(distinct) > 1:
+        shown = ", ".join(f"{k} has {v}" for k, v in sizes.items())
+        raise ValueError(f"batch sizes must agree (or be 1), got {shown}")
+    return max(sizes.values(), default=1)
+
+
+def _check_symmetric_psd(Q: Any, check_psd: bool) -> Any:
+    if is_sparse(Q):
+        asym = abs(Q - Q.T)
+        big = abs(Q).max() if Q.nnz else 0.0
+        if asym.nnz and asym.max() > 1e-8 * max(big, 1e-300):
+            raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym.max():.3g}")
+        return ((Q + Q.T) * 0.5).tocsc()
+    mats = Q if Q.ndim == 3 else Q[None]
+    big = np.abs(mats).max(axis=(1, 2))
+    asym = np.abs(mats - mats.transpose(0, 2, 1)).max(axis=(1, 2))
+    bad = asym > 1e-8 * np.maximum(big, 1e-300)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym[k]:.3g} (batch {k})")
+    sym = 0.5 * (mats + mats.transpose(0, 2, 1))
+    if check_psd:
+        n = sym.shape[1]
+        for k, M in enumerate(sym):
+            shift = 1e-9 * max(float(np.abs(np.diag(M)).max()), 1e-300) * n
+            try:
+                sla.cholesky(M + shift * np.eye(n), lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                lam = float(np.linalg.eigvalsh(M)[0])
+                raise ValueError(
+                    f"Q must be positive semi-definite, got smallest eigenvalue {lam:.3g}"
+                    + (f" (batch {k})" if len(sym) > 1 else "")
+                ) from None
+    return sym if Q.ndim == 3 else sym[0]
+
+
+def canonicalize(
+    Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None,
+    *, check_psd: bool = True,
+) -> QPData:
+    """Check ``(Q, q, G, h, A, b)`` and return the canonical :class:`QPData`.
+
+    Raises:
+        ValueError: non-square/non-symmetric/non-PSD ``Q``, mismatched shapes, NaN/inf,
+            ``G`` without ``h`` (or ``A`` without ``b``), disagreeing batch sizes.
+        TypeError: non-numeric input.
+    """
+    dtype = _float_dtype(Q, q, G, h, A, b)
+    if (G is None) != (h is None):
+        raise ValueError(f"G and h must be given together, got G={type(G).__name__}, "
+                         f"h={type(h).__name__}")
+    if (A is None) != (b is None):
+        raise ValueError(f"A and b must be given together, got A={type(A).__name__}, "
+                         f"b={type(b).__name__}")
+    Qm = _matrix(Q, "Q", False)
+    qv = _vector(q, "q")
+    n = qv.shape[-1]
+    if Qm.shape[-1] != n or Qm.shape[-2] != n:
+        raise ValueError(f"Q must have shape (n, n) with n = len(q) = {n}, got {tuple(Qm.shape)}")
+    Gm = _matrix(G, "G", True)
+    hv = _vector(h, "h") if h is not None else None
+    Am = _matrix(A, "A", True)
+    bv = _vector(b, "b") if b is not None else None
+    for M, v, mn, vn in ((Gm, hv, "G", "h"), (Am, bv, "A", "b")):
+        if M is None:
+            continue
+        if M.shape[-1] != n:
+            raise ValueError(f"{mn} must have {n} columns (len(q)), got shape {tuple(M.shape)}")
+        if M.shape[-2] != v.shape[-1]:
+            raise ValueError(f"{vn} must have length {M.shape[-2]} ({mn} has {M.shape[-2]} rows), "
+                             f"got shape {tuple(v.shape)}")
+    B = _batch_of({"Q": (Qm, 2), "q": (qv, 1), "G": (Gm, 2), "h": (hv, 1), "A": (Am, 2),
+                   "b": (bv, 1)})
+    batched = any(x is not None and not is_sparse(x) and x.ndim == nd + 1
+                  for x, nd in ((Qm, 2), (qv, 1), (Gm, 2), (hv, 1), (Am, 2), (bv, 1)))
+    sparse = any(is_sparse(M) for M in (Qm, Gm, Am))
+    if Gm is None:
+        Gm, hv = np.zeros((0, n)), np.zeros(0)
+    if Am is None:
+        Am, bv = np.zeros((0, n)), np.zeros(0)
+    if sparse:
+        for M, name in ((Qm, "Q"), (Gm, "G"), (Am, "A")):
+            if not is_sparse(M) and M.ndim == 3:
+                raise ValueError(f"{name} must be a single matrix when any matrix is sparse, "
+                                 f"got a batch of shape {M.shape}")
+        Qm, Gm, Am = (sp.csc_matrix(M) for M in (Qm, Gm, Am))
+    Qm = _check_symmetric_psd(Qm, check_psd and not sparse)
+
+    def vec(v: NDArray[np.float64]) -> NDArray[np.float64]:
+        v = v if v.ndim == 2 else v[None]
+        return np.ascontiguousarray(np.broadcast_to(v, (B, v.shape[1])))
+
+    return QPData(Qm, vec(qv), Gm, vec(hv), Am, vec(bv), batched, dtype, sparse,
+                  has_G=G is not None, has_A=A is not None)

@@ -1,0 +1,237 @@
+"""``OnlineConformal``: every online method behind one MAPIE-like object.
+
+>>> import numpy as np
+>>> from up_ocp import OnlineConformal
+>>> scores = np.abs(np.random.default_rng(0).standard_normal((4, 1000)))  # 4 streams
+>>> thresholds = OnlineConformal("up", alpha=0.1).run(scores)
+>>> thresholds.shape
+(4, 1000)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from icml26_shared.checks import check_alpha, check_choice, check_finite_array
+
+from ._baselines import aci, conformal_pid, decaying_ogd, dtaci, kt_aci, quantile_tracking, sf_ogd
+from ._core import OnlineAlgorithm, check_scores, run_algorithm
+from ._saocp import saocp
+from ._up import up_grid, up_ocp
+
+__all__ = ["METHODS", "OnlineConformal", "make_algorithm"]
+
+#: Registry: name -> factory ``f(alpha, **params) -> OnlineAlgorithm``.
+METHODS: dict[str, Callable[..., OnlineAlgorithm]] = {
+    "up": up_ocp,
+    "up_grid": up_grid,
+    "aci": aci,
+    "dtaci": dtaci,
+    "quantile_tracking": quantile_tracking,
+    "pid": conformal_pid,
+    "sf_ogd": sf_ogd,
+    "saocp": saocp,
+    "decaying_ogd": decaying_ogd,
+    "kt_aci": kt_aci,
+}
+
+
+def make_algorithm(method: str, alpha: float = 0.1, **params: Any) -> OnlineAlgorithm:
+    """Build the ``(init, update)`` pair of a registered method (see :data:`METHODS`)."""
+    check_choice(method, "method", METHODS)
+    check_alpha(alpha)
+    try:
+        return METHODS[method](alpha, **params)
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise TypeError(f"method {method!r} got an unknown parameter: {exc}") from None
+        raise
+
+
+def _to_tree(state: Any) -> Any:
+    if hasattr(state, "_fields"):
+        return {k: _to_tree(getattr(state, k)) for k in state._fields}
+    return np.array(state, copy=True)
+
+
+def _from_tree(template: Any, tree: Any) -> Any:
+    if hasattr(template, "_fields"):
+        if not isinstance(tree, dict) or set(tree) != set(template._fields):
+            raise ValueError(
+                f"state must hold the fields {list(template._fields)}, got {tree!r:.80}"
+            )
+        return template._replace(
+            **{k: _from_tree(getattr(template, k), tree[k]) for k in template._fields}
+        )
+    return np.array(tree, copy=True)
+
+
+class OnlineConformal:
+    """An online conformal predictor: one of :data:`METHODS` behind one API.
+
+    One-sided (default): scores are non-negative, e.g. :math:`s_t = |y_t - \\hat y_t|`, and the
+    interval is :math:`[\\hat y_t - q_t, \\hat y_t + q_t]`. Two-sided (``two_sided=True``): two copies
+    of the method at level α/2 run on the signed residual :math:`r_t = y_t - \\hat y_t` (upper copy)
+    and on :math:`-r_t` (lower copy); the interval is :math:`[\\hat y_t - q^-_t, \\hat y_t + q^+_t]`.
+
+    Args:
+        method: one of :data:`METHODS` (``"up"`` is UP-OCP).
+        alpha: target miscoverage in (0, 1); coverage target is ``1 - alpha``.
+        two_sided: run the two-copy variant on signed residuals.
+        **params: hyperparameters of the method (e.g. ``eps`` for ``"up"``, ``gamma`` for ``"aci"``).
+
+    Example:
+        >>> oc = OnlineConformal("up", alpha=0.1)
+        >>> lower, upper = oc.predict_interval(np.array([0.0]))
+        >>> _ = oc.update(np.array([0.3]))
+    """
+
+    def __init__(
+        self, method: str = "up", alpha: float = 0.1, *, two_sided: bool = False, **params: Any
+    ):
+        self.method = method
+        self.alpha = check_alpha(alpha)
+        self.two_sided = bool(two_sided)
+        self.params = dict(params)
+        level = self.alpha / 2 if self.two_sided else self.alpha
+        self._algo = make_algorithm(method, level, **params)
+        self._states: list[Any] | None = None
+        self._batch_shape: tuple[int, ...] | None = None
+        self._y_hat: NDArray[np.float64] | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def n_copies(self) -> int:
+        return 2 if self.two_sided else 1
+
+    def reset(self, batch_shape: int | tuple[int, ...] = ()) -> OnlineConformal:
+        """Start afresh for streams of ``batch_shape`` (``()`` = one stream)."""
+        shape = (batch_shape,) if isinstance(batch_shape, int) else tuple(batch_shape)
+        self._states = [self._algo.init(shape) for _ in range(self.n_copies)]
+        self._batch_shape = shape
+        self._y_hat = None
+        return self
+
+    def _ensure(self, batch_shape: tuple[int, ...]) -> None:
+        if self._states is None:
+            self.reset(batch_shape)
+        elif self._batch_shape != batch_shape:
+            raise ValueError(
+                f"streams must have the batch shape {self._batch_shape} of the running state, "
+                f"got {batch_shape} (call reset() to start afresh)"
+            )
+
+    @property
+    def threshold(self) -> NDArray[np.float64]:
+        """The threshold(s) announced for the next score: ``q`` or ``(q_lower, q_upper)`` stacked."""
+        if self._states is None:
+            raise ValueError(
+                "threshold needs a state: call reset(batch_shape), run() or predict_interval() first"
+            )
+        qs = [np.asarray(st.q) for st in self._states]
+        return qs[0].copy() if not self.two_sided else np.stack(qs)
+
+    # ------------------------------------------------------------------ streams
+
+    def run(self, scores: ArrayLike) -> NDArray[np.float64]:
+        """Run the method over whole streams (time on the last axis), continuing from the state.
+
+        Args:
+            scores: ``(*batch, T)`` scores; one-sided: non-negative scores; two-sided: signed
+                residuals. ``+inf`` is a legal score (a miss); NaN raises naming its index.
+
+        Returns:
+            One-sided: thresholds of the same shape, ``thresholds[..., t]`` announced before
+            ``scores[..., t]``. Two-sided: shape ``(2, *batch, T)``, ``[0]`` the lower offset and
+            ``[1]`` the upper one.
+        """
+        s = check_scores(scores)
+        self._ensure(s.shape[:-1])
+        assert self._states is not None
+        streams = [-s, s] if self.two_sided else [s]
+        outs = []
+        for i, stream in enumerate(streams):
+            q, self._states[i] = run_algorithm(self._algo, stream, self._states[i])
+            outs.append(q)
+        return outs[0] if not self.two_sided else np.stack(outs)
+
+    def update_score(self, score: ArrayLike) -> OnlineConformal:
+        """Reveal one score per stream (signed residual when two-sided) and step the state."""
+        s = np.asarray(score, dtype=np.float64)
+        self._ensure(s.shape)
+        assert self._states is not None
+        streams = [-s, s] if self.two_sided else [s]
+        for i, stream in enumerate(streams):
+            _, self._states[i] = self._algo.update(self._states[i], stream)
+        return self
+
+    def predict_interval(self, y_hat: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Interval ``(lower, upper)`` around the point forecast(s) ``y_hat`` for this round."""
+        y = check_finite_array(y_hat, "y_hat")
+        self._ensure(y.shape)
+        q = self.threshold
+        self._y_hat = y.copy()
+        if self.two_sided:
+            return y - q[0], y + q[1]
+        return y - q, y + q
+
+    def update(self, y_true: ArrayLike) -> OnlineConformal:
+        """Reveal the truth for the last :meth:`predict_interval` and step the state."""
+        if self._y_hat is None:
+            raise ValueError("update(y_true) needs a previous predict_interval(y_hat) call")
+        y = check_finite_array(y_true, "y_true")
+        if y.shape != self._y_hat.shape:
+            raise ValueError(
+                f"y_true must have the shape {self._y_hat.shape} of y_hat, got {y.shape}"
+            )
+        r = y - self._y_hat
+        self._y_hat = None
+        return self.update_score(r if self.two_sided else np.abs(r))
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """A deep copy of everything needed to resume bit-exactly (numpy arrays and plain types)."""
+        return {
+            "method": self.method,
+            "alpha": self.alpha,
+            "two_sided": self.two_sided,
+            "params": copy.deepcopy(self.params),
+            "batch_shape": None if self._batch_shape is None else list(self._batch_shape),
+            "states": None if self._states is None else [_to_tree(st) for st in self._states],
+            "y_hat": None if self._y_hat is None else self._y_hat.copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> OnlineConformal:
+        """Restore a :meth:`state_dict` (method, level and hyperparameters must match)."""
+        for key in ("method", "alpha", "two_sided"):
+            if state.get(key) != getattr(self, key):
+                raise ValueError(
+                    f"state_dict {key} must be {getattr(self, key)!r}, got {state.get(key)!r}"
+                )
+        if state["states"] is None:
+            self._states, self._batch_shape = None, None
+        else:
+            shape = tuple(state["batch_shape"])
+            template = self._algo.init(shape)
+            self._states = [_from_tree(template, tree) for tree in state["states"]]
+            self._batch_shape = shape
+        self._y_hat = None if state["y_hat"] is None else np.array(state["y_hat"], copy=True)
+        return self
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> OnlineConformal:
+        """Build a predictor from a :meth:`state_dict` alone."""
+        obj = cls(state["method"], state["alpha"], two_sided=state["two_sided"], **state["params"])
+        return obj.load_state_dict(state)
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        sided = ", two_sided=True" if self.two_sided else ""
+        return f"OnlineConformal({self.method!r}, alpha={self.alpha}{sided}{extra})"

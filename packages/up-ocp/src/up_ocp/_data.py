@@ -1,0 +1,104 @@
+"""Real series and score streams: daily returns shipped inside PyPI packages, any CSV series.
+
+Nothing here downloads. :func:`load_returns` reads the daily index levels that the ``arch``
+package ships (S&P 500 through :func:`icml26_shared.datasets.load_sp500_returns`, and the NASDAQ
+Composite) and needs the ``data`` extra (``pip install up-ocp[data]``).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
+
+__all__ = ["RETURN_SERIES", "forecast_residuals", "load_csv_series", "load_returns"]
+
+RETURN_SERIES = ("sp500", "nasdaq")
+
+
+def load_returns(name: str = "sp500") -> NDArray[np.float64]:
+    """Daily log returns in percent, :math:`100\\log(P_t/P_{t-1})` of the adjusted close, 1999–2018.
+
+    Args:
+        name: ``"sp500"`` (S&P 500) or ``"nasdaq"`` (NASDAQ Composite), both shipped by ``arch``.
+    """
+    check_choice(name, "name", RETURN_SERIES)
+    if name == "sp500":
+        from icml26_shared.datasets import load_sp500_returns
+
+        return load_sp500_returns()[0]
+    try:
+        from arch.data import nasdaq
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError(
+            "load_returns needs 'arch': install it with `pip install up-ocp[data]`"
+        ) from exc
+    close = nasdaq.load()["Adj Close"].to_numpy(dtype=np.float64)
+    return 100.0 * np.diff(np.log(close))
+
+
+def load_csv_series(
+    path: str | Path, column: str | int | None = None, *, delimiter: str = ","
+) -> NDArray[np.float64]:
+    """Read one numeric column of a CSV file with a header row.
+
+    Args:
+        path: the file.
+        column: header name or 0-based index; ``None`` takes the last column.
+        delimiter: field separator.
+
+    Returns:
+        The column as float64, in file order. Empty cells or text raise a ValueError naming the
+        line.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"path must be an existing CSV file, got {str(p)!r}")
+    with p.open(newline="") as fh:
+        rows = list(csv.reader(fh, delimiter=delimiter))
+    if len(rows) < 2:
+        raise ValueError(
+            f"{p.name} must have a header and at least one data row, got {len(rows)} row(s)"
+        )
+    header = [h.strip() for h in rows[0]]
+    if column is None:
+        j = len(header) - 1
+    elif isinstance(column, str):
+        if column not in header:
+            raise ValueError(f"column must be one of {header}, got {column!r}")
+        j = header.index(column)
+    else:
+        j = int(column)
+        if not 0 <= j < len(header):
+            raise ValueError(f"column must be in [0, {len(header) - 1}], got {column}")
+    out = np.empty(len(rows) - 1)
+    for i, row in enumerate(rows[1:]):
+        try:
+            out[i] = float(row[j])
+        except (IndexError, ValueError):
+            cell = row[j] if j < len(row) else ""
+            raise ValueError(
+                f"{p.name} line {i + 2}, column {header[j]!r} must be a number, got {cell!r}"
+            ) from None
+    return out
+
+
+def forecast_residuals(
+    series: ArrayLike, window: int = 20
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Trailing-mean forecaster :math:`\\hat r_t = \\frac1w\\sum_{s=t-w}^{t-1} r_s` and its residuals.
+
+    Returns:
+        ``(forecast, residual)`` for ``t = w .. n-1``; the one-sided score is ``|residual|``.
+    """
+    x = check_finite_array(series, "series", ndim=1)
+    w = check_positive_int(window, "window")
+    if x.size <= w:
+        raise ValueError(f"series must be longer than window={w}, got length {x.size}")
+    c = np.concatenate([[0.0], np.cumsum(x)])
+    forecast = (c[w:-1] - c[: -w - 1]) / w
+    return forecast, x[w:] - forecast
