@@ -35,3 +35,11 @@ def test_reproduce_entry_point_objects():
 
     assert EXPERIMENT.package == "collab-cp"
     assert callable(EXPERIMENT.reproduce)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from collab_cp import _offline
+
+    assert doctest.testmod(_offline).failed == 0

@@ -62,7 +62,7 @@ def test_matched_coverage_smaller_than_ai_and_human_on_digits():
         d.human,
         d.y,
         n_cal=500,
-        n_splits=100,
+        n_splits=60,
         epsilon=EPS,
         delta=DELTA,
         seed=0,
