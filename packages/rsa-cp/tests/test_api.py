@@ -97,7 +97,9 @@ def test_estimator_bad_input():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
     reg = RSAConformalRegressor()
-    with pytest.raises(ValueError, match="arguments must have the same length, got X has 50, y has 49"):
+    with pytest.raises(
+        ValueError, match="arguments must have the same length, got X has 50, y has 49"
+    ):
         reg.fit(X, y[:49])
     with pytest.raises(RuntimeError, match="call fit"):
         reg.predict(X)
@@ -123,3 +125,24 @@ def test_other_bad_input():
         ot_alignment(S, [1.0, np.nan])
     with pytest.raises(ValueError, match="cal_scores must not be empty"):
         diagnose([], R)
+
+
+def test_diagnose_reports_distance_and_slack(tmp_path):
+    rng = np.random.default_rng(0)
+    s = rng.lognormal(size=30)
+    same = diagnose(s, rng.lognormal(size=2000), alpha=0.1)
+    far = diagnose(s, 3.0 * rng.lognormal(size=2000) + 2.0, alpha=0.1)
+    assert same.w1_relative < far.w1_relative
+    assert far.w1_affine < far.w1  # a shift and a scale explain most of the gap
+    assert same.certified_coverage == far.certified_coverage  # scale-free certificate
+    assert same.slack == pytest.approx(max(0.0, 0.9 - same.certified_coverage))
+    assert far.reference_only_coverage_on_cal > 0.95  # the raw reference over-covers
+    assert "W1" in far.summary()
+    pytest.importorskip("matplotlib")
+    from rsa_cp import plot_qq
+
+    ax = plot_qq(far, path=tmp_path / "qq.png")
+    assert (tmp_path / "qq.png").exists() and ax is not None
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)

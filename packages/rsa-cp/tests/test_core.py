@@ -23,9 +23,7 @@ def _random_case(rng):
     alpha = float(rng.uniform(0.01, 0.5))
     beta = float(rng.uniform(0.02, 0.95))
     pool = np.concatenate([cal, ref])
-    cands = np.concatenate(
-        [rng.choice(pool, 3), rng.uniform(pool.min() - 1, pool.max() + 1, 3)]
-    )
+    cands = np.concatenate([rng.choice(pool, 3), rng.uniform(pool.min() - 1, pool.max() + 1, 3)])
     return cal, ref, alpha, beta, cands
 
 
@@ -138,7 +136,11 @@ def test_certified_rank_depends_on_reference_only_and_lies_in_bounds(seed):
     rng = np.random.default_rng(seed)
     m = int(rng.integers(5, 60))
     n = int(rng.integers(m + 1, 1500))
-    ref = [rng.lognormal(size=n), rng.uniform(size=n), np.r_[rng.normal(size=n // 2), 5 + rng.normal(size=n - n // 2)]][seed % 3]
+    ref = [
+        rng.lognormal(size=n),
+        rng.uniform(size=n),
+        np.r_[rng.normal(size=n // 2), 5 + rng.normal(size=n - n // 2)],
+    ][seed % 3]
     alpha, beta = float(rng.uniform(0.02, 0.3)), float(rng.uniform(0.05, 0.9))
     ranks = {
         rsa_threshold(law(size=m), ref, alpha, beta).certain_rank

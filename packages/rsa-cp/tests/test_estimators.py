@@ -61,7 +61,9 @@ def test_infinite_intervals_and_full_sets_when_too_few_points(method):
     X, y = _data(rng, 260)
     m, alpha = 9, 0.05  # ceil(0.95 * 10) = 10 > 9
     kw = {"guarantee": "marginal"} if method == "rsa" else {}
-    reg = RSAConformalRegressor(confidence_level=1 - alpha, method=method, **kw).fit(X[:200], y[:200])
+    reg = RSAConformalRegressor(confidence_level=1 - alpha, method=method, **kw).fit(
+        X[:200], y[:200]
+    )
     reg.conformalize(X[200 : 200 + m], y[200 : 200 + m], reference_data=(X[220:], y[220:]))
     _, pis = reg.predict_interval(X[:5])
     assert np.all(np.isneginf(pis[:, 0])) and np.all(np.isposinf(pis[:, 1]))
@@ -69,7 +71,9 @@ def test_infinite_intervals_and_full_sets_when_too_few_points(method):
     from sklearn.datasets import make_classification
 
     Xc, yc = make_classification(300, n_features=5, n_informative=3, n_classes=3, random_state=0)
-    clf = RSAConformalClassifier(confidence_level=1 - alpha, method=method, **kw).fit(Xc[:200], yc[:200])
+    clf = RSAConformalClassifier(confidence_level=1 - alpha, method=method, **kw).fit(
+        Xc[:200], yc[:200]
+    )
     clf.conformalize(Xc[200 : 200 + m], yc[200 : 200 + m], reference_data=(Xc[220:], yc[220:]))
     _, sets = clf.predict_set(Xc[:7])
     assert sets.shape == (7, 3) and sets.all()
@@ -94,7 +98,12 @@ def test_cqr_score():
     np.testing.assert_allclose(pis[:, 1], hi + t)
     np.testing.assert_allclose(pred, (lo + hi) / 2)
     scores = reg.conformity_scores(X[:5], y[:5])
-    np.testing.assert_allclose(scores, np.maximum(reg.estimators_[0].predict(X[:5]) - y[:5], y[:5] - reg.estimators_[1].predict(X[:5])))
+    np.testing.assert_allclose(
+        scores,
+        np.maximum(
+            reg.estimators_[0].predict(X[:5]) - y[:5], y[:5] - reg.estimators_[1].predict(X[:5])
+        ),
+    )
 
 
 def test_classifier_sets_follow_the_rule():

@@ -185,7 +185,8 @@ def main() -> int:
     print(f"{'method':<{width}}  {'updates/s':>12}  {'× Python loop':>13}  note")
     for name, r in rows.items():
         print(
-            f"{name:<{width}}  {r['updates_per_s']:>12.3e}  {r['updates_per_s'] / base:>13.2f}  {r['note']}"
+            f"{name:<{width}}  {r['updates_per_s']:>12.3e}  "
+            f"{r['updates_per_s'] / base:>13.2f}  {r['note']}"
         )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

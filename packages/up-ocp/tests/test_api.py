@@ -196,3 +196,13 @@ def test_mismatched_stream_shapes_and_state():
 def test_infinite_scores_are_misses():
     q = OnlineConformal("up").run(np.full(5, np.inf))
     assert np.all(np.isfinite(q)) and np.all(np.diff(q) > 0)  # every round a miss: q grows
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from up_ocp import _api, _up
+
+    for module in (_api, _up):
+        result = doctest.testmod(module, extraglobs={"np": np})
+        assert result.attempted > 0 and result.failed == 0

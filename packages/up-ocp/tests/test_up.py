@@ -19,6 +19,8 @@ from up_ocp import (
     kt_fraction,
     run_algorithm,
     up_grid,
+)
+from up_ocp import (
     up_ocp as up_factory,
 )
 
@@ -148,7 +150,8 @@ def test_bound_property_arbitrary_scores(scores, alpha):
 
 
 def test_change_point_long_run_coverage():
-    """Acceptance 3 (coverage part): 10 seeds, mean |miss − α| ≤ 0.02 at T=5,000, ≤ 0.01 at 20,000."""
+    """Acceptance 3 (coverage part): 10 seeds, mean |miss − α| ≤ 0.02 at T=5,000 and ≤ 0.01 at
+    T=20,000."""
     for T, bar in ((5_000, 0.02), (20_000, 0.01)):
         s = score_stream("change_point", T, n_streams=10, seed=2026).scores
         miss = (s > OnlineConformal("up", 0.1).run(s)).mean(-1)

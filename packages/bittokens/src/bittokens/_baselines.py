@@ -192,7 +192,7 @@ class FoNE(NumberScheme):
     def digits(self, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Decimal digits ``(N, K)`` of ``|x|`` at places ``k_max .. k_min`` (exact, via
         ``Decimal``; digits beyond the places are rounded half-even) and signs ``(N,)``."""
-        k_min, k_max = self.places
+        k_min = self.places[0]
         vals = values.detach().cpu().to(torch.float64).numpy()
         scale = Decimal(10) ** k_min
         rows = np.zeros((vals.size, self.n_places), dtype=np.int64)

@@ -176,7 +176,7 @@ class TinyGPT(nn.Module):
         attn: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(hidden (B, T, d), logits (B, T, V))``."""
-        b, t = ids.shape
+        t = ids.shape[1]
         if attn is None:
             attn = torch.ones_like(ids, dtype=torch.bool)
         pos = (attn.long().cumsum(-1) - 1).clamp(min=0)

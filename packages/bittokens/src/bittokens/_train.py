@@ -15,8 +15,11 @@ The optimiser is AdamW with linear warm-up (5% of the steps) and cosine decay to
 
 from __future__ import annotations
 
+import copy
+import importlib
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -135,13 +138,11 @@ def _train_loop(
     eval_every: int,
 ) -> tuple[list[float], list[tuple[int, float]]]:
     ddp = None
-    module: Any = model
     if world_size > 1:
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel
 
         ddp = DistributedDataParallel(model)
-        module = ddp
     opt = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98))
     losses: list[float] = []
     curve: list[tuple[int, float]] = []
@@ -179,7 +180,8 @@ def _worker(rank: int, world_size: int, init_file: str, out_file: str, kwargs: d
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
     try:
-        model = kwargs.pop("model")
+        # a private copy: spawned workers receive the parameters in shared memory
+        model = copy.deepcopy(kwargs.pop("model"))
         losses, _ = _train_loop(model, rank=rank, world_size=world_size, eval_fn=None, eval_every=1, **kwargs)
         if rank == 0:
             torch.save({"state": model.state_dict(), "losses": losses}, out_file)
@@ -200,6 +202,7 @@ def fit(
     world_size: int = 1,
     eval_fn: Callable[[TinyGPT, int], float] | None = None,
     eval_every: int = 50,
+    start_method: str | None = None,
 ) -> FitResult:
     """Train ``model`` on ``task`` with AdamW.
 
@@ -217,6 +220,8 @@ def fit(
         eval_fn: ``eval_fn(model, step) -> float`` called every ``eval_every`` steps
             (single process only), recorded in ``FitResult.curve``.
         eval_every: evaluation period.
+        start_method: how DDP workers start: ``"fork"`` (default on Linux, no re-import) or
+            ``"spawn"``.
 
     Returns:
         :class:`FitResult`.
@@ -243,14 +248,20 @@ def fit(
         return FitResult(model, losses, curve, time.perf_counter() - start)
     import torch.multiprocessing as mp
 
+    method = start_method or ("fork" if sys.platform == "linux" else "spawn")
+    if method == "fork":
+        # DistributedDataParallel imports torch._dynamo when first built (10-20 s on a small
+        # CPU); importing it once here lets every forked worker inherit it.
+        importlib.import_module("torch._dynamo")
     with tempfile.TemporaryDirectory() as tmp:
         init_file = os.path.join(tmp, "init")
         out_file = os.path.join(tmp, "out.pt")
-        mp.spawn(
+        mp.start_processes(
             _worker,
             args=(world_size, init_file, out_file, {"model": model, "data": data, **kwargs}),
             nprocs=world_size,
             join=True,
+            start_method=method,
         )
         saved = torch.load(Path(out_file), weights_only=True)
     model.load_state_dict(saved["state"])

@@ -35,6 +35,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -83,8 +84,12 @@ class CostModel:
         m_arr = np.asarray(m, dtype=np.int64)
         if self.pac_delta is None:
             return np.asarray(conformal_rank(m_arr, self.alpha), dtype=np.int64)
-        n_target = np.maximum(int(self.n_future) - self.sunk - m_arr, 1)
-        return np.asarray(pac_rank(m_arr, self.alpha, self.pac_delta, n_target), dtype=np.int64)
+        table = _pac_table(self.alpha, self.pac_delta, int(self.n_future) - self.sunk)
+        inside = (m_arr >= 0) & (m_arr < table.size)
+        out = table[np.clip(m_arr, 0, table.size - 1)]
+        if not np.all(inside):  # beyond the pool: no fresh point left to label
+            out = np.where(inside, out, m_arr + 1)
+        return out
 
     def future_count(self, m: ArrayLike) -> NDArray[np.float64]:
         """Points still to be predicted (PAC: the unlabelled rest of the pool)."""
@@ -163,19 +168,17 @@ def fit_cost_model(
     n = s.size
     if n < 3:
         raise ValueError(f"sorted_scores must hold at least 3 scores to fit a curve, got {n}")
-    # Kernel: the Beta law of U_(k) at an effective size n_e = κ √n, whose spread n^{-1/4}
-    # shrinks more slowly than the n^{-1/2} spread of the laws being integrated.
+    # Gaussian kernel in u with the spread of U_(k) at an effective size n_e = κ √n: it shrinks
+    # like n^{-1/4}, more slowly than the n^{-1/2} spread of the laws being integrated.
     n_e = bandwidth * math.sqrt(n)
-    a, b = (n_e + 1.0) * u0, (n_e + 1.0) * (1.0 - u0)
-    spread = 10.0 * math.sqrt(u0 * (1.0 - u0) / (n_e + 2.0))
-    lo = max(0, math.floor((u0 - spread) * (n + 1)) - 1)
-    hi = min(n, math.ceil((u0 + spread) * (n + 1)) + 1)
+    sd = math.sqrt(u0 * (1.0 - u0) / n_e)
+    lo = max(0, math.floor((u0 - 4.0 * sd) * (n + 1)) - 1)
+    hi = min(n, math.ceil((u0 + 4.0 * sd) * (n + 1)) + 1)
     if hi - lo < 3:
         lo, hi = max(0, min(lo, n - 3)), max(hi, min(n, 3))
     u = np.arange(lo + 1, hi + 1) / (n + 1.0)
     y = curve(s[lo:hi])
-    logw = (a - 1.0) * np.log(u) + (b - 1.0) * np.log1p(-u)
-    w = np.exp(logw - logw.max())
+    w = np.exp(-0.5 * ((u - u0) / sd) ** 2)
     keep = np.isfinite(y) & (w > 0)
     x, y, w = u[keep] - u0, y[keep], np.sqrt(w[keep])
     if x.size >= 3 and np.ptp(x) > 0:
@@ -184,6 +187,12 @@ def fit_cost_model(
         a0, a1, a2 = (float(c) for c in coef)
     else:  # degenerate window: a flat curve at the nearest value
         a0, a1, a2 = float(y.mean()) if y.size else float(curve(s[-1:])[0]), 0.0, 0.0
+    # Shape constraints. A count or width curve g is nondecreasing, so h is: a1 >= 0. The
+    # curvature is the noisiest coefficient, and a spurious concave fit (a2 < 0) would make the
+    # rule stop at once; a2 is floored at 0, which only ever asks for more labels.
+    if getattr(curve, "kind", "count") != "not_singleton":
+        a1 = max(a1, 0.0)
+    a2 = max(a2, 0.0)
     return CostModel(
         u0=u0, a0=a0, a1=a1, a2=a2, n_future=float(n_future), full_size=curve.full_size,
         alpha=alpha, pac_delta=pac_delta, sunk=sunk, n_fit=n,
@@ -211,6 +220,15 @@ def optimal_size(model: CostModel, m_lo: int, m_hi: int) -> int:
     else:
         ms = np.arange(left, right + 1)
     return int(ms[np.argmin(model.cost(ms))])
+
+
+@functools.lru_cache(maxsize=64)
+def _pac_table(eps: float, delta: float, total: int) -> NDArray[np.int64]:
+    """PAC ranks for every calibration size ``m < total`` (fresh points ``total - m``)."""
+    ms = np.arange(max(total, 1))
+    table = np.asarray(pac_rank(ms, eps, delta, np.maximum(total - ms, 1)), dtype=np.int64)
+    table.setflags(write=False)
+    return table
 
 
 def min_finite_size(alpha: float) -> int:

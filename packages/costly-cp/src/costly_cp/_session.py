@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cost import CostModel, default_min_labels, fit_cost_model, min_finite_size, optimal_size
+from ._cost import CostModel, _pac_table, default_min_labels, fit_cost_model, min_finite_size, optimal_size
 from ._scores import SetSizeCurve, conformal_rank, pac_rank
 
 RULES = ("plugin", "split")
@@ -80,9 +80,13 @@ class _Session:
     _sorted: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
 
     def __post_init__(self) -> None:
-        floor = default_min_labels(self.alpha) if self.pac_delta is None else 20
+        if self.pac_delta is None:
+            self.m_finite = min_finite_size(self.alpha)
+            floor = default_min_labels(self.alpha)
+        else:
+            self.m_finite = _pac_min_size(self.alpha, self.pac_delta, int(self.n_future))
+            floor = max(math.ceil(4.0 / self.alpha - 1e-9), self.m_finite + 1)
         self.floor = floor if self.min_labels is None else max(int(self.min_labels), 3)
-        self.m_finite = min_finite_size(self.alpha) if self.pac_delta is None else 1
 
     # -- decisions -------------------------------------------------------------------------
     def needs_label(self) -> bool:
@@ -122,7 +126,7 @@ class _Session:
                 self._sorted, self.curve, u0=u0, n_future=self.n_future, alpha=self.alpha,
                 pac_delta=self.pac_delta, bandwidth=self.bandwidth,
             )
-            target = optimal_size(model, n, self.limit)
+            target = optimal_size(model, n, self._search_cap(self.limit))
             now = float(model.cost(n))
         else:
             model = fit_cost_model(
@@ -130,7 +134,7 @@ class _Session:
                 pac_delta=self.pac_delta, sunk=n, bandwidth=self.bandwidth,
             )
             room = max(self.limit - n, self.m_finite)
-            target = optimal_size(model, min(self.m_finite, room), room)
+            target = optimal_size(model, self.m_finite, self._search_cap(room))
             now = math.nan
         self.model = model
         self.target = int(target)
@@ -140,6 +144,11 @@ class _Session:
         self.trace.cost_now.append(now)
         self.trace.cost_target.append(float(model.cost(target)))
         self.trace.e_inf.append(model.a0)
+
+    def _search_cap(self, reachable: int) -> int:
+        """Sizes the rule may aim at: beyond the stream too (then the stream ends first and the
+        session is flagged ``exhausted``/``budget``), except for PAC, whose pool is the cap."""
+        return reachable if self.pac_delta is not None else max(reachable, 10**7)
 
     def _finish(self, reason: str) -> bool:
         self.phase = "done"
@@ -170,3 +179,10 @@ class _Session:
         if k > m:
             return math.inf
         return float(np.partition(cal, k - 1)[k - 1])
+
+
+def _pac_min_size(eps: float, delta: float, n_pool: int) -> int:
+    """Smallest calibration size with a finite PAC threshold for a pool of ``n_pool``."""
+    ks = _pac_table(eps, delta, n_pool)
+    ok = np.flatnonzero(ks <= np.arange(ks.size))
+    return int(ok[0]) if ok.size else n_pool

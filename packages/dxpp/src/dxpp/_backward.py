@@ -228,27 +228,34 @@ def _exact_adjoint(Q: Any, C: Any, g: NDArray, sparse: bool,
     return sol[:n], sol[n:]
 
 
+def _csc_rows_cols(M: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    M = M if M.format == "csc" else M.tocsc()
+    cols = np.repeat(np.arange(M.shape[1]), np.diff(M.indptr))
+    return M.indices, cols
+
+
 def _sym_outer_on(M: Any, u: NDArray, x: NDArray) -> Any:
-    """``-(u xᵀ + x uᵀ)/2`` dense, or its values on the sparsity pattern of ``M``."""
+    """``-(u xᵀ + x uᵀ)/2`` dense, or its values on the sparsity pattern of ``M`` (CSC)."""
     if sp.issparse(M):
-        coo = M.tocoo()
-        vals = -0.5 * (u[coo.row] * x[coo.col] + x[coo.row] * u[coo.col])
-        return sp.csc_matrix((vals, (coo.row, coo.col)), shape=M.shape)
+        M = M.tocsc()
+        r, col = _csc_rows_cols(M)
+        vals = -0.5 * (u[r] * x[col] + x[r] * u[col])
+        return sp.csc_matrix((vals, M.indices, M.indptr), shape=M.shape)
     return -0.5 * (np.outer(u, x) + np.outer(x, u))
 
 
 def _row_grad(M: Any, rows: NDArray[np.intp], lam: NDArray, t: NDArray, v: NDArray,
               x: NDArray) -> Any:
-    """``∂M`` with rows ``rows`` equal to ``-(λ vᵀ + t xᵀ)`` (pattern-restricted if sparse)."""
+    """``∂M`` with rows ``rows`` equal to ``-(λ vᵀ + t xᵀ)``, zero elsewhere (for sparse ``M``:
+    on its sparsity pattern, explicit zeros on the other rows)."""
+    lam_full = np.zeros(M.shape[0])
+    t_full = np.zeros(M.shape[0])
+    lam_full[rows], t_full[rows] = lam, t
     if sp.issparse(M):
-        coo = M.tocoo()
-        pos = np.full(M.shape[0], -1)
-        pos[rows] = np.arange(rows.size)
-        sel = pos[coo.row] >= 0
-        r, cidx = coo.row[sel], coo.col[sel]
-        k = pos[r]
-        vals = -(lam[k] * v[cidx] + t[k] * x[cidx])
-        return sp.csc_matrix((vals, (r, cidx)), shape=M.shape)
+        M = M.tocsc()
+        r, col = _csc_rows_cols(M)
+        vals = -(lam_full[r] * v[col] + t_full[r] * x[col])
+        return sp.csc_matrix((vals, M.indices, M.indptr), shape=M.shape)
     out = np.zeros(M.shape)
     out[rows] = -(np.outer(lam, v) + np.outer(t, x))
     return out

@@ -69,29 +69,36 @@ def random_dense_qp(n: int, seed: int | np.random.Generator | None = 0) -> QP:
     return QP(Q, q, G, h, A, b)
 
 
-def random_sparse_qp(
-    n: int, density: float = 5e-3, seed: int | np.random.Generator | None = 0
-) -> QP:
-    """A random sparse QP in CSC format, the sparse analogue of :func:`random_dense_qp`.
+def _banded(rng: np.random.Generator, rows: int, n: int, per_row: int, width: int) -> sp.csr_matrix:
+    """``rows × n`` sparse matrix, ``per_row`` U[0,1] entries per row within ``width`` of the
+    row's diagonal position (banded structure, as in control / time-series QPs)."""
+    centre = np.repeat(np.linspace(0, n - 1, rows).astype(int), per_row)
+    cols = np.clip(centre + rng.integers(-width, width + 1, size=rows * per_row), 0, n - 1)
+    data = rng.uniform(size=rows * per_row)
+    M = sp.csr_matrix((data, (np.repeat(np.arange(rows), per_row), cols)), shape=(rows, n))
+    M.sum_duplicates()
+    return M
 
-    ``Q = MMᵀ + 1e-2 I`` with ``M`` sparse ``n×n`` (``density``), ``G`` sparse ``n×n`` with a
-    unit diagonal plus random entries, ``h = G·1 + u`` with ``u ~ U[0,1]`` (so roughly
-    the constraints with small ``u`` end up active), ``A`` sparse ``⌈n/10⌉×n``,
-    ``b = A·1``; ``q ~ N(0, 1)·n^{1/2}·density`` pushes the solution against constraints.
+
+def random_sparse_qp(n: int, seed: int | np.random.Generator | None = 0, *,
+                     per_row: int = 4, width: int = 10) -> QP:
+    """A random sparse banded QP in CSC format, the sparse analogue of :func:`random_dense_qp`.
+
+    ``Q = MMᵀ + 1e-2 I`` with ``M`` banded (``per_row`` entries per row within ``width`` of
+    the diagonal), ``G = [I; B]`` with ``B`` banded ``n/2 × n`` (so ``m = 3n/2``),
+    ``h = G·1 + u``, ``u ~ U[0, 1]``, ``A`` banded ``⌈n/10⌉ × n``, ``b = A·1`` (``x = 1`` is
+    strictly feasible) and ``q ~ U[−2, 0]^n`` pushing the solution against the constraints.
 
     Returns:
         The :class:`QP`; matrices are ``scipy.sparse.csc_matrix``.
     """
     n = check_positive_int(n, "n", minimum=2)
     rng = _rng(seed)
-    M = sp.random(n, n, density=density, random_state=rng, format="csc")
+    M = _banded(rng, n, n, per_row, width)
     Q = (M @ M.T + 1e-2 * sp.eye(n)).tocsc()
-    G = (sp.random(n, n, density=density, random_state=rng) + sp.eye(n)).tocsc()
-    h = np.asarray(G @ np.ones(n)).ravel() + rng.uniform(size=n)
-    m_eq = max(1, -(-n // 10))
-    A = sp.random(m_eq, n, density=max(density, 3.0 / n), random_state=rng, format="csc")
-    A = (A + sp.csc_matrix((np.ones(m_eq), (np.arange(m_eq), rng.choice(n, m_eq, False))),
-                           shape=(m_eq, n))).tocsc()
+    G = sp.vstack([sp.eye(n), _banded(rng, n // 2, n, per_row, width)]).tocsc()
+    h = np.asarray(G @ np.ones(n)).ravel() + rng.uniform(size=G.shape[0])
+    A = _banded(rng, -(-n // 10), n, per_row, width).tocsc()
     b = np.asarray(A @ np.ones(n)).ravel()
     q = -rng.uniform(0.0, 2.0, size=n)
     return QP(Q, q, G, h, A, b)

@@ -1,4 +1,97 @@
-"""SE(3)-equivariant flow matching for 3D trajectory prediction (JAX, e3nn-jax, equinox)."""
+"""gse-flow: equivariant flow matching for 3D trajectory prediction (JAX, e3nn-jax, equinox).
 
-__all__: list[str] = []
+Our reconstruction of GSE-Flow (Wu, Liu, Yu, Sun, "Flow for Future: Geometric SE(3)-Equivariant
+Flow Matching for 3D Trajectory Prediction", ICML 2026) from the paper's abstract; not the
+authors' code. See README.md.
+"""
+
+from ._baselines import EGNN as EGNN
+from ._baselines import EquivariantGNN as EquivariantGNN
+from ._baselines import constant_velocity as constant_velocity
+from ._baselines import count_parameters as count_parameters
+from ._data import PROTOCOLS as PROTOCOLS
+from ._data import Protocol as Protocol
+from ._data import Windows as Windows
+from ._data import fully_connected_edges as fully_connected_edges
+from ._data import make_windows as make_windows
+from ._data import nbody_windows as nbody_windows
+from ._data import radius_edges as radius_edges
+from ._data import toy_md as toy_md
+from ._data import toy_md_windows as toy_md_windows
+from ._data import trajectory_windows as trajectory_windows
+from ._evaluate import check_equivariance as check_equivariance
+from ._evaluate import energy_score as energy_score
+from ._evaluate import evaluate as evaluate
+from ._evaluate import spread_skill as spread_skill
+from ._flow import SOLVERS as SOLVERS
+from ._flow import centered_noise as centered_noise
+from ._flow import cfm_loss as cfm_loss
+from ._flow import enhance as enhance
+from ._flow import flow_matching_loss as flow_matching_loss
+from ._flow import integrate as integrate
+from ._flow import mse_loss as mse_loss
+from ._flow import prior_scale as prior_scale
+from ._flow import sample as sample
+from ._flow import sample_from_noise as sample_from_noise
+from ._layers import Graph as Graph
+from ._layers import make_graph as make_graph
+from ._loaders import load_md17 as load_md17
+from ._loaders import load_mocap as load_mocap
+from ._loaders import mocap_positions as mocap_positions
+from ._loaders import parse_amc as parse_amc
+from ._loaders import parse_asf as parse_asf
+from ._model import GSEFlow as GSEFlow
+from ._model import HistoryCache as HistoryCache
+from ._train import TrainResult as TrainResult
+from ._train import data_mesh as data_mesh
+from ._train import predict as predict
+from ._train import shard_batch as shard_batch
+from ._train import train as train
+from ._train import train_step as train_step
+
+__all__ = [
+    "EGNN",
+    "PROTOCOLS",
+    "SOLVERS",
+    "EquivariantGNN",
+    "GSEFlow",
+    "Graph",
+    "HistoryCache",
+    "Protocol",
+    "TrainResult",
+    "Windows",
+    "centered_noise",
+    "cfm_loss",
+    "check_equivariance",
+    "constant_velocity",
+    "count_parameters",
+    "data_mesh",
+    "energy_score",
+    "enhance",
+    "evaluate",
+    "flow_matching_loss",
+    "fully_connected_edges",
+    "integrate",
+    "load_md17",
+    "load_mocap",
+    "make_graph",
+    "make_windows",
+    "mocap_positions",
+    "mse_loss",
+    "nbody_windows",
+    "parse_amc",
+    "parse_asf",
+    "predict",
+    "prior_scale",
+    "radius_edges",
+    "sample",
+    "sample_from_noise",
+    "shard_batch",
+    "spread_skill",
+    "toy_md",
+    "toy_md_windows",
+    "train",
+    "train_step",
+    "trajectory_windows",
+]
 __version__ = "0.1.0"

@@ -8,6 +8,7 @@ transport. The score-level core is :func:`rsa_threshold`; :class:`RSAConformalRe
 """
 
 from ._bounds import CoverageBounds as CoverageBounds
+from ._bounds import beta_binomial_window as beta_binomial_window
 from ._bounds import coverage_bounds as coverage_bounds
 from ._core import RSAThreshold as RSAThreshold
 from ._core import randomized_split_threshold as randomized_split_threshold
@@ -23,7 +24,6 @@ from ._estimators import RSAConformalRegressor as RSAConformalRegressor
 from ._ot import AlignmentMap as AlignmentMap
 from ._ot import ot_alignment as ot_alignment
 from ._ot import wasserstein_distance as wasserstein_distance
-from ._window import beta_binomial_window as beta_binomial_window
 
 __all__ = [
     "AlignmentMap",

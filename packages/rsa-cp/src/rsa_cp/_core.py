@@ -51,8 +51,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
 
+from ._bounds import beta_binomial_window, level_index
 from ._ot import AlignmentMap, ot_alignment
-from ._window import beta_binomial_window, level_index
 
 __all__ = [
     "GUARANTEES",

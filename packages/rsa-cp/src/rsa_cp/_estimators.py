@@ -161,9 +161,7 @@ class RSAConformalRegressor(_Base):
     ) -> None:
         super().__init__(estimator, confidence_level, window, method, guarantee, prefit)
         self.score = check_choice(score, "score", ("absolute", "cqr"))
-        if self.score == "cqr" and not (
-            isinstance(estimator, Sequence) and len(estimator) == 2
-        ):
+        if self.score == "cqr" and not (isinstance(estimator, Sequence) and len(estimator) == 2):
             raise TypeError("score='cqr' needs estimator=(lower_model, upper_model)")
         self.estimators_: list[Any] | None = None
         if prefit:
@@ -328,8 +326,7 @@ class RSAConformalClassifier(_Base):
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The most probable label."""
-        assert self.classes_ is not None or self.estimator_ is None
-        proba = self.predict_proba(X)
+        proba = self.predict_proba(X)  # raises first when the model is not fitted
         return self.classes_[np.argmax(proba, axis=1)]  # type: ignore[index]
 
     def predict_set(self, X: ArrayLike) -> tuple[NDArray[Any], NDArray[np.bool_]]:

@@ -75,15 +75,18 @@ class OnlineConformal:
     """An online conformal predictor: one of :data:`METHODS` behind one API.
 
     One-sided (default): scores are non-negative, e.g. :math:`s_t = |y_t - \\hat y_t|`, and the
-    interval is :math:`[\\hat y_t - q_t, \\hat y_t + q_t]`. Two-sided (``two_sided=True``): two copies
+    interval is :math:`[\\hat y_t - q_t, \\hat y_t + q_t]`. Two-sided (``two_sided=True``): two
+    copies
     of the method at level α/2 run on the signed residual :math:`r_t = y_t - \\hat y_t` (upper copy)
-    and on :math:`-r_t` (lower copy); the interval is :math:`[\\hat y_t - q^-_t, \\hat y_t + q^+_t]`.
+    and on :math:`-r_t` (lower copy); the interval is
+    :math:`[\\hat y_t - q^-_t, \\hat y_t + q^+_t]`.
 
     Args:
         method: one of :data:`METHODS` (``"up"`` is UP-OCP).
         alpha: target miscoverage in (0, 1); coverage target is ``1 - alpha``.
         two_sided: run the two-copy variant on signed residuals.
-        **params: hyperparameters of the method (e.g. ``eps`` for ``"up"``, ``gamma`` for ``"aci"``).
+        **params: hyperparameters of the method (e.g. ``eps`` for ``"up"``, ``gamma`` for
+            ``"aci"``).
 
     Example:
         >>> oc = OnlineConformal("up", alpha=0.1)
@@ -129,10 +132,12 @@ class OnlineConformal:
 
     @property
     def threshold(self) -> NDArray[np.float64]:
-        """The threshold(s) announced for the next score: ``q`` or ``(q_lower, q_upper)`` stacked."""
+        """The threshold(s) announced for the next score: ``q``, or ``(q_lower, q_upper)``
+        stacked."""
         if self._states is None:
             raise ValueError(
-                "threshold needs a state: call reset(batch_shape), run() or predict_interval() first"
+                "threshold needs a state: call reset(batch_shape), run() or "
+                "predict_interval() first"
             )
         qs = [np.asarray(st.q) for st in self._states]
         return qs[0].copy() if not self.two_sided else np.stack(qs)

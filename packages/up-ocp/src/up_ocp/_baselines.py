@@ -12,7 +12,8 @@ Every method announces a threshold :math:`q_t`, sees :math:`s_t`, and learns fro
 * :func:`quantile_tracking` — online gradient descent on the pinball loss with a fixed step
   (Angelopoulos, Candès, Tibshirani 2023): :math:`q_{t+1} = q_t + \eta(\mathrm{err}_t - \alpha)`.
 * :func:`conformal_pid` — quantile tracking with a step proportional to the recent score range plus
-  the saturating error integrator :math:`r_t(x) = K_I \tan(x\log t/(t C_{\mathrm{sat}}))` (same paper;
+  the saturating error integrator :math:`r_t(x) = K_I \tan(x\log t/(t C_{\mathrm{sat}}))` (same
+  paper;
   no scorecaster).
 * :func:`sf_ogd` — scale-free OGD (Bhatnagar et al. 2023):
   :math:`q_{t+1} = q_t - D g_t/\sqrt{3\sum_{s\le t} g_s^2}`, D the largest score seen.
@@ -306,7 +307,8 @@ def quantile_tracking(
     alpha: float = 0.1, lr: float | ArrayLike = 0.1, q_init: float = 0.0
 ) -> OnlineAlgorithm:
     r"""Quantile tracking (online subgradient descent on the pinball loss) with a fixed step:
-    :math:`q_{t+1} = q_t + \eta(\mathrm{err}_t - \alpha)`, ``lr`` = η in score units (not scale-free)."""
+    :math:`q_{t+1} = q_t + \eta(\mathrm{err}_t - \alpha)`, ``lr`` = η in score units (not
+    scale-free)."""
     a0 = check_alpha(alpha)
     eta = check_finite_array(lr, "lr")
     if (eta <= 0).any():
@@ -395,7 +397,8 @@ def conformal_pid(
 
 def sf_ogd(alpha: float = 0.1, *, lr: float | None = None, q_init: float = 0.0) -> OnlineAlgorithm:
     r"""Scale-free OGD (Bhatnagar et al. 2023):
-    :math:`q_{t+1} = q_t - \eta_t g_t/\sqrt{\sum_{s\le t} g_s^2}`, :math:`g_t = \alpha - \mathrm{err}_t`,
+    :math:`q_{t+1} = q_t - \eta_t g_t/\sqrt{\sum_{s\le t} g_s^2}`,
+    :math:`g_t = \alpha - \mathrm{err}_t`,
     with :math:`\eta_t = D_t/\sqrt3` and :math:`D_t` the largest score seen (their "diameter"), or a
     fixed ``lr``."""
     a0 = check_alpha(alpha)

@@ -90,7 +90,8 @@ def load_csv_series(
 def forecast_residuals(
     series: ArrayLike, window: int = 20
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Trailing-mean forecaster :math:`\\hat r_t = \\frac1w\\sum_{s=t-w}^{t-1} r_s` and its residuals.
+    """Trailing-mean forecaster :math:`\\hat r_t = \\frac1w\\sum_{s=t-w}^{t-1} r_s` and its
+    residuals.
 
     Returns:
         ``(forecast, residual)`` for ``t = w .. n-1``; the one-sided score is ``|residual|``.

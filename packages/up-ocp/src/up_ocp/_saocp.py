@@ -15,7 +15,8 @@ algorithm CBCE (Jun et al. 2017): expert i (born at round i) has prior
 with the normalised loss gain :math:`\tilde g_{s,i} = (\ell_s(q_s) - \ell_s(q_{s,i}))/B_s`
 (clipped to [-1, 1], and to [0, 1] while :math:`w_{s,i} \le 0`), :math:`\ell` the pinball loss and
 :math:`B_s` the largest score seen. The prediction is
-:math:`q_t = \sum_i \pi_i[w_{t,i}]_+ q_{t,i} / \sum_i \pi_i[w_{t,i}]_+` over active experts (the prior
+:math:`q_t = \sum_i \pi_i[w_{t,i}]_+ q_{t,i} / \sum_i \pi_i[w_{t,i}]_+` over active experts (the
+prior
 when every weight is 0).
 
 References:

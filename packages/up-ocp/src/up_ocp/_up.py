@@ -7,15 +7,16 @@ on with wealth :math:`W_{t-1}`:
 
 .. math::
 
-    q_t = \hat q_0 + \beta_t W_{t-1}, \qquad W_t = W_{t-1}(1 - g_t\beta_t), \qquad W_0 = \varepsilon.
+    q_t = \hat q_0 + \beta_t W_{t-1}, \quad W_t = W_{t-1}(1 - g_t\beta_t), \quad W_0 = \varepsilon.
 
-The betting fraction is a horse race with odds :math:`1/\alpha` on "miss" and :math:`1/(1-\alpha)` on
-"cover": a portfolio weight :math:`b` on "miss" is the fraction
-:math:`\beta = (b-\alpha)/(\alpha(1-\alpha))`, and the wealth multiplier is :math:`b/\alpha` after a miss,
-:math:`(1-b)/(1-\alpha)` after a cover. Cover's universal portfolio with the Dirichlet(½, ½) prior
-has the Krichevsky–Trofimov closed form :math:`b_t = (M_{t-1} + \tfrac12)/t`, with :math:`M_{t-1}` the
-misses so far. A general Beta(a, b) prior gives :math:`b_t = (M_{t-1}+a)/(t-1+a+b)`; a finite grid
-of constant portfolios gives the reference mixture :func:`up_grid`.
+The betting fraction is a horse race with odds :math:`1/\alpha` on "miss" and
+:math:`1/(1-\alpha)` on "cover": a portfolio weight :math:`b` on "miss" is the fraction
+:math:`\beta = (b-\alpha)/(\alpha(1-\alpha))`, and the wealth multiplier is :math:`b/\alpha`
+after a miss, :math:`(1-b)/(1-\alpha)` after a cover. Cover's universal portfolio with the
+Dirichlet(½, ½) prior has the Krichevsky–Trofimov closed form :math:`b_t = (M_{t-1} + \tfrac12)/t`,
+with :math:`M_{t-1}` the misses so far. A general Beta(a, b) prior gives
+:math:`b_t = (M_{t-1}+a)/(t-1+a+b)`; a finite grid of constant portfolios gives the reference
+mixture :func:`up_grid`.
 
 Deterministic guarantee (proved in the README, checked by the tests). For every score sequence and
 every :math:`T\ge1`, with :math:`M` misses,
@@ -25,8 +26,9 @@ every :math:`T\ge1`, with :math:`M` misses,
     T\,\mathrm{KL}(M/T\,\|\,\alpha) \le \log\Big(1 + \max(\alpha, 1-\alpha)
         \frac{\sum_{t\le T}|q_t-\hat q_0|}{\varepsilon}\Big) + \tfrac12\log T + \log 2.
 
-Proof: :math:`W_T = \varepsilon + \sum_t c_t (q_t - \hat q_0)` (each step adds the bet times the coin),
-so :math:`W_T \le \varepsilon + \max(\alpha,1-\alpha)\sum_t|q_t-\hat q_0|`. The KT mixture telescopes to
+Proof: :math:`W_T = \varepsilon + \sum_t c_t (q_t - \hat q_0)` (each step adds the bet times the
+coin), so :math:`W_T \le \varepsilon + \max(\alpha,1-\alpha)\sum_t|q_t-\hat q_0|`. The KT mixture
+telescopes to
 :math:`W_T = \varepsilon\,B(M+\frac12, T-M+\frac12)/(B(\frac12,\frac12)\,\alpha^M(1-\alpha)^{T-M})`
 (:func:`cover_log_wealth`), and :math:`B(M+\frac12,T-M+\frac12)/B(\frac12,\frac12)\ge
 \hat p^M(1-\hat p)^{T-M}/(2\sqrt T)` with :math:`\hat p = M/T` (the KT regret bound; the constant

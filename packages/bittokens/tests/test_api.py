@@ -1,0 +1,34 @@
+"""The public API is exactly what __init__ exports; extras import lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import bittokens
+import bittokens.baselines
+import bittokens.data
+import bittokens.hf
+
+
+def test_public_api_exact():
+    assert bittokens.__all__ == [
+        "NUM_TOKEN", "PRECISIONS", "Batch", "BitHead", "BitTokens", "FitResult", "NumberEmbedding",
+        "NumberScheme", "TinyGPT", "bit_flip_errors", "bit_loss", "bit_weights", "decode",
+        "decode_confidence", "encode", "encode_pm1", "exact_match", "fit", "format_number",
+        "log_smape", "normalised_accuracy", "parse_number", "smape",
+    ]  # fmt: skip
+    assert bittokens.baselines.__all__ == ["DigitTokens", "FoNE", "SubwordTokens", "XVal"]
+    assert bittokens.data.__all__ == ["TASKS", "WORDS", "Task", "make_task", "sample_numbers", "score"]
+    assert bittokens.hf.__all__ == [
+        "NUMBER_PATTERN", "BitTokensForCausalLM", "BitTokensOutput", "NumberTokenizer"
+    ]
+    for mod in (bittokens, bittokens.baselines, bittokens.data, bittokens.hf):
+        for name in mod.__all__:
+            assert hasattr(mod, name)
+
+
+def test_core_import_does_not_load_transformers():
+    code = "import bittokens, sys; print('transformers' in sys.modules, 'tokenizers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

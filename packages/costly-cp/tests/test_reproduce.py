@@ -1,0 +1,35 @@
+"""Pieces of ``reproduce`` at tiny sizes (the quick run itself takes minutes)."""
+
+from __future__ import annotations
+
+import math
+
+from icml26_shared.experiment import ExperimentResult
+
+from costly_cp._reproduce import EXPERIMENT, _figure, _small_m_checks, _work_table
+from costly_cp._simulate import ratio_estimate, run_rule
+
+
+def test_experiment_object():
+    assert EXPERIMENT.package == "costly-cp"
+    assert callable(EXPERIMENT.reproduce)
+
+
+def test_small_m_and_work_checks():
+    result = ExperimentResult("costly-cp", "t")
+    _small_m_checks(result)
+    table = _work_table(result, quick=True)
+    assert result.checks and all(result.checks.values())
+    assert "m=10000" in table.rows
+
+
+def test_figure_is_written(population, tmp_path):
+    path = _figure(population, tmp_path)
+    assert path.exists() and path.stat().st_size > 10_000
+
+
+def test_ratio_estimate_and_run_rule(population):
+    st = run_rule(population, alpha=0.1, n_future=1e3, rule="plugin", reps=5, fixed=(100,), seed=1)
+    cut, se = ratio_estimate(st.excess, st.fixed_excess[100])
+    assert math.isfinite(cut) and se >= 0
+    assert st.labels.min() >= 40

@@ -1,0 +1,175 @@
+"""One trainer for the flow and the deterministic baselines (optax), optionally data-parallel.
+
+``train`` draws mini-batches by epoch-wise permutation (seeded by ``key``), computes the loss and
+its gradient with :func:`equinox.filter_value_and_grad` and applies an optax update. With a
+``mesh`` (a 1-D :class:`jax.sharding.Mesh` whose axis is named ``"data"``), each batch is
+sharded over the devices with :class:`jax.sharding.NamedSharding` and the parameters are
+replicated; XLA inserts the gradient all-reduce, so a step computes the same mean loss and
+gradient as on one device, up to floating-point summation order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from icml26_shared.checks import check_positive_int
+from icml26_shared.experiment import progress as progress_bar
+from numpy.typing import NDArray
+
+from ._data import Windows
+from ._flow import flow_matching_loss
+from ._layers import Graph
+
+__all__ = ["TrainResult", "data_mesh", "predict", "shard_batch", "train", "train_step"]
+
+LossFn = Callable[[Any, Windows, jax.Array], jax.Array]
+
+
+class TrainResult(NamedTuple):
+    """The trained model and the loss at every step."""
+
+    model: Any
+    losses: NDArray[np.float64]
+
+
+def _seed_of(key: jax.Array) -> list[int]:
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return [int(v) for v in np.asarray(key).ravel()]
+
+
+def data_mesh(n_devices: int | None = None) -> jax.sharding.Mesh:
+    """A 1-D mesh named ``"data"`` over the first ``n_devices`` devices (default: all)."""
+    devices = jax.devices()
+    n = len(devices) if n_devices is None else check_positive_int(n_devices, "n_devices")
+    if n > len(devices):
+        raise ValueError(f"n_devices must be <= {len(devices)} available devices, got {n}")
+    return jax.sharding.Mesh(np.array(devices[:n]), ("data",))
+
+
+def _as_device_batch(batch: Windows, graph: Graph) -> Windows:
+    pm = None if batch.prior_mean is None else jnp.asarray(batch.prior_mean)
+    return Windows(
+        jnp.asarray(batch.history), jnp.asarray(batch.future), jnp.asarray(batch.node_attr), graph, pm
+    )
+
+
+def shard_batch(batch: Windows, mesh: jax.sharding.Mesh) -> Windows:
+    """Place a device batch on ``mesh``: batch axis sharded over ``"data"``, graph replicated."""
+    P = jax.sharding.PartitionSpec
+    split = jax.sharding.NamedSharding(mesh, P("data"))
+    repl = jax.sharding.NamedSharding(mesh, P())
+    n = mesh.devices.size
+    if len(batch) % n:
+        raise ValueError(f"batch_size must be a multiple of the {n} mesh devices, got {len(batch)}")
+    pm = None if batch.prior_mean is None else jax.device_put(batch.prior_mean, split)
+    return Windows(
+        jax.device_put(batch.history, split),
+        jax.device_put(batch.future, split),
+        jax.device_put(batch.node_attr, split),
+        jax.device_put(batch.edges, repl),
+        pm,
+    )
+
+
+def replicate(model: Any, mesh: jax.sharding.Mesh) -> Any:
+    """Replicate every array leaf of ``model`` on ``mesh``."""
+    repl = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    arrays, static = eqx.partition(model, eqx.is_array)
+    return eqx.combine(jax.device_put(arrays, repl), static)
+
+
+@eqx.filter_jit
+def train_step(
+    model: Any,
+    opt_state: Any,
+    batch: Windows,
+    key: jax.Array,
+    optimizer: optax.GradientTransformation,
+    loss_fn: LossFn,
+) -> tuple[Any, Any, jax.Array]:
+    """One optimizer step: ``(model, opt_state, loss)``."""
+    loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch, key)
+    updates, opt_state = optimizer.update(grads, opt_state, eqx.filter(model, eqx.is_inexact_array))
+    model = eqx.apply_updates(model, updates)
+    return model, opt_state, loss
+
+
+def train(
+    model: Any,
+    data: Windows,
+    optimizer: optax.GradientTransformation,
+    steps: int,
+    *,
+    key: jax.Array,
+    loss_fn: LossFn = flow_matching_loss,
+    batch_size: int = 32,
+    mesh: jax.sharding.Mesh | None = None,
+    progress: bool = False,
+) -> TrainResult:
+    """Train ``model`` on ``data`` for ``steps`` optimizer steps.
+
+    Args:
+        model: an equinox model (:class:`GSEFlow`, :class:`EGNN`, :class:`EquivariantGNN`).
+        data: training :class:`Windows`.
+        optimizer: an optax transformation (e.g. ``optax.adam(1e-3)``).
+        steps: number of optimizer steps.
+        key: PRNG key (batch order and the loss's noise).
+        loss_fn: :func:`flow_matching_loss` (default) or :func:`mse_loss`.
+        batch_size: windows per step (a multiple of the mesh size).
+        mesh: optional 1-D ``"data"`` mesh for data-parallel training.
+        progress: show a progress bar.
+
+    Returns:
+        :class:`TrainResult` ``(model, losses)``.
+    """
+    steps = check_positive_int(steps, "steps")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    n = len(data)
+    if batch_size > n:
+        raise ValueError(f"batch_size must be <= the {n} training windows, got {batch_size}")
+    graph = data.graph
+    k_perm, k_loss = jax.random.split(key)
+    rng = np.random.default_rng(_seed_of(k_perm))
+    if mesh is not None:
+        model = replicate(model, mesh)
+    opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
+    losses = np.empty(steps)
+    order = np.empty(0, dtype=np.int64)
+    loss_keys = jax.random.split(k_loss, steps)
+    for i in progress_bar(range(steps), enabled=progress, total=steps, desc="train"):
+        if order.size < batch_size:
+            order = np.concatenate([order, rng.permutation(n)])
+        idx, order = order[:batch_size], order[batch_size:]
+        batch = _as_device_batch(data.take(idx), graph)
+        if mesh is not None:
+            batch = shard_batch(batch, mesh)
+        model, opt_state, loss = train_step(model, opt_state, batch, loss_keys[i], optimizer, loss_fn)
+        losses[i] = float(loss)
+    return TrainResult(model, losses)
+
+
+@eqx.filter_jit
+def _predict_batch(model: Any, history, node_attr, graph) -> jax.Array:
+    return jax.vmap(model.predict, in_axes=(0, 0, None))(history, node_attr, graph)
+
+
+def predict(model: Any, windows: Windows, *, batch_size: int = 128) -> NDArray[np.float32]:
+    """Deterministic predictions ``(B, F, N, 3)`` of a baseline with a ``predict`` method."""
+    batch_size = check_positive_int(batch_size, "batch_size")
+    graph = windows.graph
+    B = len(windows)
+    out = []
+    for start in range(0, B, batch_size):
+        idx = np.arange(start, start + batch_size).clip(max=B - 1)
+        res = _predict_batch(
+            model, jnp.asarray(windows.history[idx]), jnp.asarray(windows.node_attr[idx]), graph
+        )
+        out.append(np.asarray(res)[: min(batch_size, B - start)])
+    return np.concatenate(out, axis=0)

@@ -1,0 +1,48 @@
+import numpy as np
+import pytest
+
+from rsa_cp import _reproduce as rep
+
+
+def test_simulate_small():
+    sim = rep.simulate("lognormal", "shock", 12, n_rep=40, n_ref=200)
+    expected = {f"rsa b={b}" for b in rep.SLACK_BETAS} | {
+        "spi",
+        "split",
+        "reference only",
+        "rsa marginal",
+        "randomized split",
+    }
+    assert set(sim.coverages) == expected
+    for cov in sim.coverages.values():
+        assert np.all((cov >= 0) & (cov <= 1))
+    # the certified bound of every repetition is below 1 - alpha here (m = 12: by design)
+    assert np.all(sim.certified["rsa b=0.4"] <= 1.0)
+    w_lo = rep.matched_randomized_width(sim, 0.85)
+    w_hi = rep.matched_randomized_width(sim, 0.9)
+    assert np.all(w_lo <= w_hi)
+
+
+def test_randomized_split_expected_coverage_is_exact():
+    sim = rep.simulate("gamma", "same", 15, n_rep=400, n_ref=100, betas=(0.4,))
+    c = sim.coverages["randomized split"]
+    # E[F(S_(j))] = j/(m+1) exactly, so the average is 1 - alpha up to Monte Carlo error
+    assert abs(c.mean() - 0.95) < 4 * c.std(ddof=1) / np.sqrt(c.size)
+
+
+def test_diabetes_small():
+    table = rep.diabetes_experiment(3)
+    assert list(table.rows) == ["RSA-CP beta=0.4", "SPI beta=0.4", "split CP", "reference only"]
+
+
+def test_reproduce_quick_with_tiny_sizes(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setattr(rep, "QUICK_REPS", 12)
+    monkeypatch.setattr(rep, "QUICK_DIABETES", 2)
+    result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
+    assert result.package == "rsa-cp" and result.quick
+    assert (tmp_path / "width_vs_m.png").exists() and (tmp_path / "result.json").exists()
+    assert result.headline.startswith("lognormal, m=20")
+    assert any(k.startswith("4: coverage >= reference-only") for k in result.checks)
+    assert len(result.tables) == 10
+    assert result.tables[-1].title.startswith("Digits")
