@@ -53,7 +53,9 @@ def codec(n: int, n_loop: int, repeats: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(n) * 10.0 ** rng.integers(-14, 15, n)
     bits = encode(x, reciprocal=False)
-    logits = (2 * bits.astype(np.float32) - 1) + rng.uniform(-0.4, 0.4, bits.shape).astype(np.float32)
+    logits = (2 * bits.astype(np.float32) - 1) + rng.uniform(-0.4, 0.4, bits.shape).astype(
+        np.float32
+    )
     shifts = np.arange(63, -1, -1, dtype=np.uint64)
     weights = np.uint64(1) << shifts
     xt = torch.from_numpy(x)
@@ -67,12 +69,13 @@ def codec(n: int, n_loop: int, repeats: int) -> dict[str, float]:
         "numpy decode from float32 logits": n / best_time(lambda: decode(logits), repeats),
         "torch encode (64 bits)": n / best_time(lambda: encode(xt, reciprocal=False), repeats),
         "torch decode from bits": n / best_time(lambda: decode(bt), repeats),
-        "numpy per-bit int64 shifts encode": n / best_time(
-            lambda: ((x.view(np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(np.uint8), repeats
+        "numpy per-bit int64 shifts encode": n
+        / best_time(
+            lambda: ((x.view(np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(np.uint8),
+            repeats,
         ),
-        "numpy per-bit int64 shifts decode": n / best_time(
-            lambda: (bits.astype(np.uint64) * weights).sum(-1).view(np.float64), repeats
-        ),
+        "numpy per-bit int64 shifts decode": n
+        / best_time(lambda: (bits.astype(np.uint64) * weights).sum(-1).view(np.float64), repeats),
         "python loop encode": n_loop / best_time(lambda: loop_encode(xs), max(1, repeats // 2)),
         "python loop decode": n_loop / best_time(lambda: loop_decode(rows), max(1, repeats // 2)),
     }
@@ -92,10 +95,14 @@ def tokens_per_number(n: int) -> dict[str, float]:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    corpus = [" ".join(format_number(v) for v in sample_numbers(rng, 8).tolist()) for _ in range(3000)]
+    corpus = [
+        " ".join(format_number(v) for v in sample_numbers(rng, 8).tolist()) for _ in range(3000)
+    ]
     tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=2000, show_progress=False))
     text = [format_number(v) for v in nums]
-    out["BPE (2000 merges, trained here)"] = float(np.mean([len(e.ids) for e in tok.encode_batch(text)]))
+    out["BPE (2000 merges, trained here)"] = float(
+        np.mean([len(e.ids) for e in tok.encode_batch(text)])
+    )
     return out
 
 
@@ -155,11 +162,20 @@ def main() -> None:
         "decode bits >= 50x loop": rates["numpy decode from bits"] >= 50 * loop_dec,
         "decode logits >= 50x loop": rates["numpy decode from float32 logits"] >= 50 * loop_dec,
     }
-    print("\nAcceptance item 2:", ", ".join(f"{k}: {'pass' if v else 'FAIL'}" for k, v in checks.items()))
+    print(
+        "\nAcceptance item 2:",
+        ", ".join(f"{k}: {'pass' if v else 'FAIL'}" for k, v in checks.items()),
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"package": "bittokens", "quick": args.quick, "codec_numbers_per_s": rates,
-               "tokens_per_number": tokens, "train_step_ms": steps, "checks": checks}
+    payload = {
+        "package": "bittokens",
+        "quick": args.quick,
+        "codec_numbers_per_s": rates,
+        "tokens_per_number": tokens,
+        "train_step_ms": steps,
+        "checks": checks,
+    }
     out.write_text(json.dumps(payload, indent=2))
     print(f"\nwritten {out}")
 

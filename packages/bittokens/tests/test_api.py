@@ -19,9 +19,19 @@ def test_public_api_exact():
         "log_smape", "normalised_accuracy", "parse_number", "smape",
     ]  # fmt: skip
     assert bittokens.baselines.__all__ == ["DigitTokens", "FoNE", "SubwordTokens", "XVal"]
-    assert bittokens.data.__all__ == ["TASKS", "WORDS", "Task", "make_task", "sample_numbers", "score"]
+    assert bittokens.data.__all__ == [
+        "TASKS",
+        "WORDS",
+        "Task",
+        "make_task",
+        "sample_numbers",
+        "score",
+    ]
     assert bittokens.hf.__all__ == [
-        "NUMBER_PATTERN", "BitTokensForCausalLM", "BitTokensOutput", "NumberTokenizer"
+        "NUMBER_PATTERN",
+        "BitTokensForCausalLM",
+        "BitTokensOutput",
+        "NumberTokenizer",
     ]
     for mod in (bittokens, bittokens.baselines, bittokens.data, bittokens.hf):
         for name in mod.__all__:
@@ -29,6 +39,8 @@ def test_public_api_exact():
 
 
 def test_core_import_does_not_load_transformers():
-    code = "import bittokens, sys; print('transformers' in sys.modules, 'tokenizers' in sys.modules)"
+    code = (
+        "import bittokens, sys; print('transformers' in sys.modules, 'tokenizers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

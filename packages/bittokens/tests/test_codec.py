@@ -56,8 +56,10 @@ def test_reciprocal_bits_equal_encode_of_inverse():
 def test_round_trip_float32_all_bit_patterns_sampled():
     rng = np.random.default_rng(2)
     u = rng.integers(0, 2**32, 10**6, dtype=np.uint64).astype(np.uint32)
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 1.1754942e-38,
-                        1.17549435e-38, 3.4028235e38], dtype=np.float32).view(np.uint32)
+    special = np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 1.1754942e-38, 1.17549435e-38, 3.4028235e38],
+        dtype=np.float32,
+    ).view(np.uint32)
     x = np.concatenate([u, special]).view(np.float32)
     bits = encode(x, "float32", reciprocal=False)
     assert bits.shape == (x.size, 32)

@@ -26,11 +26,18 @@ def _texts(n: int, seed: int = 0) -> list[str]:
 
 def _model(kind: str, vocab: int):
     if kind == "gpt2":
-        cfg = transformers.GPT2Config(vocab_size=vocab, n_positions=64, n_embd=128, n_layer=2, n_head=4)
+        cfg = transformers.GPT2Config(
+            vocab_size=vocab, n_positions=64, n_embd=128, n_layer=2, n_head=4
+        )
         return transformers.GPT2LMHeadModel(cfg)
     cfg = transformers.LlamaConfig(
-        vocab_size=vocab, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
+        vocab_size=vocab,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
     )
     return transformers.LlamaForCausalLM(cfg)
 
@@ -71,7 +78,9 @@ def test_tokenizer_wraps_transformers_fast_tokenizer(bpe_tokenizer):
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama"])
-def test_causal_lm_trains_saves_and_reloads(kind, hf_offline, bpe_tokenizer, tmp_path, torch_threads):
+def test_causal_lm_trains_saves_and_reloads(
+    kind, hf_offline, bpe_tokenizer, tmp_path, torch_threads
+):
     torch.manual_seed(0)
     nt = NumberTokenizer(bpe_tokenizer)
     model = BitTokensForCausalLM(_model(kind, nt.vocab_size), nt.num_id)
@@ -82,8 +91,13 @@ def test_causal_lm_trains_saves_and_reloads(kind, hf_offline, bpe_tokenizer, tmp
     g = torch.Generator().manual_seed(0)
     for _ in range(50):
         idx = torch.randint(0, 64, (16,), generator=g)
-        out = model(batch["input_ids"][idx], batch["attention_mask"][idx], batch["number_values"][idx],
-                    batch["number_mask"][idx], labels=labels[idx])
+        out = model(
+            batch["input_ids"][idx],
+            batch["attention_mask"][idx],
+            batch["number_values"][idx],
+            batch["number_mask"][idx],
+            labels=labels[idx],
+        )
         opt.zero_grad()
         out.loss.backward()
         opt.step()

@@ -66,8 +66,9 @@ def test_common_interface_trains_and_generates(cls, torch_threads):
     data = model.tokenize(task)
     assert data.ids.shape[0] == 96 and bool(data.target.any())
     if scheme.single_token:
-        assert int(data.num_mask.sum()) == sum(sum(isinstance(v, float) for v in p + a)
-                                              for p, a in zip(task.prompts, task.answers))
+        assert int(data.num_mask.sum()) == sum(
+            sum(isinstance(v, float) for v in p + a) for p, a in zip(task.prompts, task.answers)
+        )
         assert model.tokens_per_number([1.25, -3e-3]) == 1.0
     else:
         assert model.tokens_per_number([1.25]) > 1

@@ -46,7 +46,9 @@ def test_decimal_uniform_sampling():
     mag = np.floor(np.log10(np.abs(x)))
     assert mag.min() == -3 and mag.max() == 3
     assert abs(np.mean(x < 0) - 0.5) < 0.02
-    digits = np.array([len(f"{abs(v):.15g}".replace(".", "").lstrip("0").rstrip("0") or "0") for v in x])
+    digits = np.array(
+        [len(f"{abs(v):.15g}".replace(".", "").lstrip("0").rstrip("0") or "0") for v in x]
+    )
     assert digits.max() == 4
     counts = np.bincount(digits, minlength=5)[1:]
     assert np.all(np.abs(counts / counts.sum() - 0.25) < 0.03)  # digits uniform in 1..4

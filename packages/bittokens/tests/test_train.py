@@ -42,7 +42,9 @@ def test_ddp_two_processes_equal_one_process_with_double_batch(torch_threads):
 
 def test_adamw_matches_torch_optim():
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 1)).double()
+    net = torch.nn.Sequential(
+        torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 1)
+    ).double()
     ref = copy.deepcopy(net)
     ours = AdamW(net.parameters(), lr=1e-2, betas=(0.9, 0.98), weight_decay=0.1)
     theirs = torch.optim.AdamW(ref.parameters(), lr=1e-2, betas=(0.9, 0.98), weight_decay=0.1)
@@ -65,8 +67,14 @@ def test_loss_falls_on_a_few_steps(torch_threads):
 
 def test_eval_callback_records_curve(torch_threads):
     calls = []
-    fit(_model(2).float(), make_task("add", 64, seed=0), steps=4, batch_size=16,
-        eval_fn=lambda m, s: calls.append(s) or float(s), eval_every=2)
+    fit(
+        _model(2).float(),
+        make_task("add", 64, seed=0),
+        steps=4,
+        batch_size=16,
+        eval_fn=lambda m, s: calls.append(s) or float(s),
+        eval_every=2,
+    )
     assert calls == [2, 4]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from icml26_shared.datasets import dirichlet_classifier
 
 

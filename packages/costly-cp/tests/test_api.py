@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -108,7 +109,9 @@ def test_pac_rank_matches_scipy_brute_force():
 
     for m, n in [(60, 500), (100, 1000), (300, 2000)]:
         k = cc.pac_rank(m, 0.05, 0.05, n)
-        tail = lambda kk: stats.betabinom.sf(np.floor(0.05 * n), n, m + 1 - kk, kk)  # noqa: E731
+        def tail(kk, m=m, n=n):
+            return stats.betabinom.sf(np.floor(0.05 * n), n, m + 1 - kk, kk)
+
         assert k <= m and tail(k) <= 0.05 and tail(k - 1) > 0.05
     assert cc.pac_rank(20, 0.05, 0.05, 1000) == 21  # too few for a finite PAC threshold
 
@@ -133,8 +136,11 @@ def test_expected_size_is_exact_for_a_quadratic_curve():
     model = cc.CostModel(u0=0.9, a0=2.0, a1=3.0, a2=5.0, n_future=1e4, full_size=10.0, alpha=0.1)
     for m in (9, 10, 37, 100, 501):
         k = cc.conformal_rank(m, 0.1)
-        h = lambda u: 2.0 + 3.0 * (u - 0.9) + 5.0 * (u - 0.9) ** 2  # noqa: E731
-        want, _ = integrate.quad(lambda u: h(u) * stats.beta.pdf(u, k, m + 1 - k), 0, 1, limit=200)
+        def integrand(u, k=k, m=m):
+            h = 2.0 + 3.0 * (u - 0.9) + 5.0 * (u - 0.9) ** 2
+            return h * stats.beta.pdf(u, k, m + 1 - k)
+
+        want, _ = integrate.quad(integrand, 0, 1, limit=200)
         assert model.expected_size(m) == pytest.approx(want, rel=1e-7)
     assert model.expected_size(8) == 10.0  # k > m: the full set
     assert model.cost(100) == pytest.approx(100 + 1e4 * model.expected_size(100))
@@ -195,7 +201,7 @@ def test_bad_arguments(kwargs, err, match):
 
 
 def test_bad_score_fn_and_oracle(classifier):
-    probs, y = classifier
+    probs, _ = classifier
     with pytest.raises(TypeError, match="score_fn must be callable"):
         cc.LabelBudgetCalibrator(42)
     cal = cc.LabelBudgetCalibrator(cc.lac_scores)
@@ -271,7 +277,7 @@ def test_resume_loses_no_label(classifier, counting_oracle, rule):
     cal = cc.LabelBudgetCalibrator(cc.lac_scores, **kw)
     with pytest.raises(RuntimeError, match="annotator"):
         cal.run(probs, broken_oracle)
-    state = cal.state_dict()
+    state = json.loads(json.dumps(cal.state_dict()))  # survives a trip through JSON
     assert len(state["labels"]) == cut
     resumed_oracle = counting_oracle(y)
     res = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).load_state_dict(state).run(probs, resumed_oracle)
@@ -299,3 +305,19 @@ def test_pac_label_small_pool():
     assert np.mean(res.labels != d.y) <= 0.05
     with pytest.raises(ValueError, match=r"eps must be in \(0, 1\), got 0"):
         cc.pac_label(d.probs, lambda i: 0, 0, 0.05, score_fn=cc.lac_scores)
+
+
+def test_threshold_matches_mapie_and_mapie_has_no_small_m_answer():
+    """Peer check on the same scores: MAPIE 1.x's split-CP quantile (private helper)."""
+    utils = pytest.importorskip("mapie.utils")
+    rng = np.random.default_rng(7)
+    for m in (9, 10, 57, 100, 1000):
+        for alpha in (0.1, 0.2):
+            if cc.conformal_rank(m, alpha) > m:
+                continue
+            s = rng.random(m)
+            peer = float(utils._compute_classification_quantile(s.reshape(-1, 1), np.array([alpha]))[0])
+            assert cc.conformal_threshold(s, alpha) == peer
+    with pytest.raises(ValueError):  # MAPIE refuses m < 9 at alpha = 0.1; we return +inf
+        utils._compute_classification_quantile(rng.random((8, 1)), np.array([0.1]))
+    assert cc.conformal_threshold(rng.random(8), 0.1) == math.inf

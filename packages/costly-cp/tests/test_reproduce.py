@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-from icml26_shared.experiment import ExperimentResult
-
 from costly_cp._reproduce import EXPERIMENT, _figure, _small_m_checks, _work_table
 from costly_cp._simulate import ratio_estimate, run_rule
+from icml26_shared.experiment import ExperimentResult
 
 
 def test_experiment_object():

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from icml26_shared.metrics import binomial_tolerance
 
 from costly_cp._simulate import run_pac, run_rule
+from icml26_shared.metrics import binomial_tolerance
 
 
 def _coverage_ok(coverage: np.ndarray, alpha: float) -> tuple[bool, float]:

@@ -178,7 +178,12 @@ class FoNE(NumberScheme):
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """``[cos, sin](2 pi x / 10^k)`` for ``k = k_max .. k_min``, shape ``(..., 2 K)``."""
-        ang = 2 * math.pi * torch.remainder(x.to(torch.float64).unsqueeze(-1), self.periods) / self.periods
+        ang = (
+            2
+            * math.pi
+            * torch.remainder(x.to(torch.float64).unsqueeze(-1), self.periods)
+            / self.periods
+        )
         return torch.cat([ang.cos(), ang.sin()], -1)
 
     def embed(self, emb: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -233,4 +238,3 @@ class FoNE(NumberScheme):
         mag = torch.tensor(vals, dtype=torch.float64).reshape(digits.shape[:-1])
         sign = torch.where(sign_logit.detach().cpu() > 0, -1.0, 1.0).to(torch.float64)
         return (sign * mag).to(hidden.device)
-

@@ -48,7 +48,11 @@ PRECISIONS: dict[str, tuple[int, int, int]] = {
 def field_slices(precision: str = "float64") -> dict[str, slice]:
     """Bit ranges of the sign, exponent and mantissa fields (MSB first) of one number."""
     width, n_exp, _ = PRECISIONS[check_choice(precision, "precision", PRECISIONS)]
-    return {"sign": slice(0, 1), "exponent": slice(1, 1 + n_exp), "mantissa": slice(1 + n_exp, width)}
+    return {
+        "sign": slice(0, 1),
+        "exponent": slice(1, 1 + n_exp),
+        "mantissa": slice(1 + n_exp, width),
+    }
 
 
 def _is_torch(x: Any) -> bool:

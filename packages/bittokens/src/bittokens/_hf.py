@@ -88,7 +88,9 @@ class NumberTokenizer:
             self.tokenizer.add_special_tokens([tokenizers.AddedToken(NUM_TOKEN, special=True)])
         self.num_id: int = self.tokenizer.token_to_id(NUM_TOKEN)
         default_pad = self.tokenizer.token_to_id("<pad>")
-        self.pad_id = pad_id if pad_id is not None else (default_pad if default_pad is not None else 0)
+        self.pad_id = (
+            pad_id if pad_id is not None else (default_pad if default_pad is not None else 0)
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -158,11 +160,17 @@ class NumberTokenizer:
         ids_t = torch.as_tensor(ids)
         vals_t = torch.as_tensor(values, dtype=torch.float64)
         if tuple(vals_t.shape) != tuple(ids_t.shape):
-            raise ValueError(f"values must have shape {tuple(ids_t.shape)} like ids, got {tuple(vals_t.shape)}")
+            raise ValueError(
+                f"values must have shape {tuple(ids_t.shape)} like ids, got {tuple(vals_t.shape)}"
+            )
         if ids_t.ndim == 2:
             masks = attention_mask if attention_mask is not None else [None] * len(ids_t)
             return [self.decode(i, v, m) for i, v, m in zip(ids_t, vals_t, masks)]
-        keep = torch.ones_like(ids_t, dtype=torch.bool) if attention_mask is None else torch.as_tensor(attention_mask).bool()
+        keep = (
+            torch.ones_like(ids_t, dtype=torch.bool)
+            if attention_mask is None
+            else torch.as_tensor(attention_mask).bool()
+        )
         out: list[str] = []
         run: list[int] = []
         for tok_id, v in zip(ids_t[keep].tolist(), vals_t[keep].tolist()):
@@ -217,13 +225,20 @@ class BitTokensForCausalLM(nn.Module):
         if model.get_input_embeddings().num_embeddings <= num_token_id:
             model.resize_token_embeddings(num_token_id + 1)
         self.num_token_id = int(num_token_id)
-        self.options = {"combine": combine, "head_hidden": head_hidden, "loss_weight": loss_weight, "slope": slope}
+        self.options = {
+            "combine": combine,
+            "head_hidden": head_hidden,
+            "loss_weight": loss_weight,
+            "slope": slope,
+        }
         self.number_embedding = NumberEmbedding(d, combine)
         self.bit_head = BitHead(d, head_hidden)
         self.loss_weight = float(loss_weight)
         self.slope = float(slope)
 
-    def _embed(self, input_ids: torch.Tensor, values: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+    def _embed(
+        self, input_ids: torch.Tensor, values: torch.Tensor | None, mask: torch.Tensor | None
+    ) -> torch.Tensor:
         emb = self.model.get_input_embeddings()(input_ids)
         if mask is None:
             mask = input_ids == self.num_token_id
@@ -249,10 +264,16 @@ class BitTokensForCausalLM(nn.Module):
             labels: ``(B, T)`` targets (``-100`` ignored) to compute the loss; the bit loss is
                 taken where the next label is ``<|num|>``, against ``number_values`` there.
         """
-        for name, t in (("attention_mask", attention_mask), ("number_values", number_values),
-                        ("number_mask", number_mask), ("labels", labels)):
+        for name, t in (
+            ("attention_mask", attention_mask),
+            ("number_values", number_values),
+            ("number_mask", number_mask),
+            ("labels", labels),
+        ):
             if t is not None and tuple(t.shape) != tuple(input_ids.shape):
-                raise ValueError(f"{name} must have shape {tuple(input_ids.shape)} like input_ids, got {tuple(t.shape)}")
+                raise ValueError(
+                    f"{name} must have shape {tuple(input_ids.shape)} like input_ids, got {tuple(t.shape)}"
+                )
         embeds = self._embed(input_ids, number_values, number_mask)
         out = self.model.base_model(inputs_embeds=embeds, attention_mask=attention_mask)
         h = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
@@ -261,10 +282,16 @@ class BitTokensForCausalLM(nn.Module):
         loss = lm = bl = None
         if labels is not None:
             lm = F.cross_entropy(
-                logits[:, :-1].reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1), ignore_index=-100
+                logits[:, :-1].reshape(-1, logits.shape[-1]).float(),
+                labels[:, 1:].reshape(-1),
+                ignore_index=-100,
             )
             nxt_num = labels[:, 1:] == self.num_token_id
-            vals = number_values if number_values is not None else torch.zeros_like(input_ids, dtype=torch.float64)
+            vals = (
+                number_values
+                if number_values is not None
+                else torch.zeros_like(input_ids, dtype=torch.float64)
+            )
             bl = bit_loss(number_logits[:, :-1], vals[:, 1:], nxt_num, slope=self.slope)
             loss = lm + self.loss_weight * bl
         return BitTokensOutput(loss, logits, number_logits, lm, bl)
@@ -286,7 +313,11 @@ class BitTokensForCausalLM(nn.Module):
             ``(ids, values)`` of the prompt followed by the generated tokens.
         """
         ids = input_ids
-        vals = number_values if number_values is not None else torch.zeros(ids.shape, dtype=torch.float64)
+        vals = (
+            number_values
+            if number_values is not None
+            else torch.zeros(ids.shape, dtype=torch.float64)
+        )
         attn = attention_mask if attention_mask is not None else torch.ones_like(ids)
         done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
         for _ in range(max_new_tokens):
@@ -310,7 +341,9 @@ class BitTokensForCausalLM(nn.Module):
         p.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(p / "lm")
         torch.save({"bit_head": self.bit_head.state_dict()}, p / "bittokens.pt")
-        (p / "bittokens.json").write_text(json.dumps({"num_token_id": self.num_token_id, **self.options}))
+        (p / "bittokens.json").write_text(
+            json.dumps({"num_token_id": self.num_token_id, **self.options})
+        )
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **model_kwargs: Any) -> BitTokensForCausalLM:
@@ -318,7 +351,9 @@ class BitTokensForCausalLM(nn.Module):
         transformers = _require_transformers()
         p = Path(path)
         cfg = json.loads((p / "bittokens.json").read_text())
-        lm = transformers.AutoModelForCausalLM.from_pretrained(p / "lm", local_files_only=True, **model_kwargs)
+        lm = transformers.AutoModelForCausalLM.from_pretrained(
+            p / "lm", local_files_only=True, **model_kwargs
+        )
         num_id = cfg.pop("num_token_id")
         obj = cls(lm, num_id, **cfg)
         state = torch.load(p / "bittokens.pt", weights_only=True)

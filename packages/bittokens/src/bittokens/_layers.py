@@ -43,7 +43,9 @@ COMBINES = ("zero_pad", "sum")
 
 def _check_like(name: str, t: torch.Tensor, shape: torch.Size) -> None:
     if tuple(t.shape) != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)} like input_ids, got {tuple(t.shape)}")
+        raise ValueError(
+            f"{name} must have shape {tuple(shape)} like input_ids, got {tuple(t.shape)}"
+        )
 
 
 class NumberEmbedding(nn.Module):
@@ -93,7 +95,9 @@ class NumberEmbedding(nn.Module):
             very same values.
         """
         if embeddings.shape[-1] != self.d:
-            raise ValueError(f"embeddings must have last dimension {self.d}, got {embeddings.shape[-1]}")
+            raise ValueError(
+                f"embeddings must have last dimension {self.d}, got {embeddings.shape[-1]}"
+            )
         _check_like("values", values, embeddings.shape[:-1])
         _check_like("mask", mask, embeddings.shape[:-1])
         mask = mask.to(torch.bool)
@@ -102,7 +106,9 @@ class NumberEmbedding(nn.Module):
         e = self.signs(values[mask])
         pad = embeddings.new_zeros(e.shape[0], self.d)
         if self.combine == "zero_pad":
-            pad[:, : self.n_bits] = (e.to(torch.float64) * math.sqrt(self.d / self.n_bits)).to(pad.dtype)
+            pad[:, : self.n_bits] = (e.to(torch.float64) * math.sqrt(self.d / self.n_bits)).to(
+                pad.dtype
+            )
             new = pad
         else:
             pad[:, : self.n_bits] = e.to(pad.dtype)
@@ -139,7 +145,9 @@ class BitHead(nn.Module):
         return self.net(hidden)
 
 
-def bit_weights(n: int = 64, slope: float = 0.0, device: torch.device | None = None) -> torch.Tensor:
+def bit_weights(
+    n: int = 64, slope: float = 0.0, device: torch.device | None = None
+) -> torch.Tensor:
     """Per-bit loss weights, linear in the bit index from 1 to ``1 + 64|slope|``, mean 1.
 
     ``slope > 0`` puts the larger weights on the low (late) bits, ``slope < 0`` on the high bits.

@@ -39,7 +39,9 @@ def smape(y: ArrayLike, y_hat: ArrayLike) -> NDArray[np.float64]:
         return np.abs(b - a) / (np.abs(a) + np.abs(b) + _EPS)
 
 
-def log_smape(y: ArrayLike, y_hat: ArrayLike, *, reduce: bool = True) -> float | NDArray[np.float64]:
+def log_smape(
+    y: ArrayLike, y_hat: ArrayLike, *, reduce: bool = True
+) -> float | NDArray[np.float64]:
     """log-sMAPE score in [0, 1]; non-finite predictions score 0.
 
     Args:
@@ -63,7 +65,9 @@ def exact_match(y: ArrayLike, y_hat: ArrayLike) -> float:
     """Fraction of rows whose prediction equals the target exactly (all entries of a row)."""
     a, b = _pair(y, y_hat)
     eq = a == b
-    return float(eq.reshape(eq.shape[0], -1).all(axis=1).mean()) if eq.ndim > 1 else float(eq.mean())
+    return (
+        float(eq.reshape(eq.shape[0], -1).all(axis=1).mean()) if eq.ndim > 1 else float(eq.mean())
+    )
 
 
 def normalised_accuracy(y: ArrayLike, y_hat: ArrayLike, n_classes: int = 5) -> float:

@@ -52,7 +52,9 @@ class Batch:
     target: torch.Tensor
 
     def __getitem__(self, idx: torch.Tensor | slice) -> Batch:
-        return Batch(self.ids[idx], self.values[idx], self.num_mask[idx], self.attn[idx], self.target[idx])
+        return Batch(
+            self.ids[idx], self.values[idx], self.num_mask[idx], self.attn[idx], self.target[idx]
+        )
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -150,7 +152,9 @@ class TinyGPT(nn.Module):
             rows.append((p_ids + a_ids, p_vals + a_vals, len(p_ids)))
         t = length or max(len(r[0]) for r in rows)
         if t > self.max_len or any(len(r[0]) > t for r in rows):
-            raise ValueError(f"sequences must fit max_len = {self.max_len}, got {max(len(r[0]) for r in rows)}")
+            raise ValueError(
+                f"sequences must fit max_len = {self.max_len}, got {max(len(r[0]) for r in rows)}"
+            )
         n = len(rows)
         ids = torch.zeros(n, t, dtype=torch.long)
         vals = torch.zeros(n, t, dtype=torch.float64)
@@ -199,13 +203,18 @@ class TinyGPT(nn.Module):
         tgt = batch.target[:, 1:]
         ce = F.cross_entropy(logits[:, :-1][tgt], batch.ids[:, 1:][tgt], reduction="sum")
         num_rows = tgt & batch.num_mask[:, 1:]
-        num_sum, num_count = self.scheme.number_loss(h[:, :-1][num_rows], batch.values[:, 1:][num_rows],
-                                                     torch.ones(int(num_rows.sum()), dtype=torch.bool))
+        num_sum, num_count = self.scheme.number_loss(
+            h[:, :-1][num_rows],
+            batch.values[:, 1:][num_rows],
+            torch.ones(int(num_rows.sum()), dtype=torch.bool),
+        )
         return {"ce_sum": ce, "ce_count": tgt.sum(), "num_sum": num_sum, "num_count": num_count}
 
     # -- generation ------------------------------------------------------------------------------
     @torch.no_grad()
-    def generate(self, prompts: list[list[Item]], max_new: int = 40, batch_size: int = 256) -> list[list[Item]]:
+    def generate(
+        self, prompts: list[list[Item]], max_new: int = 40, batch_size: int = 256
+    ) -> list[list[Item]]:
         """Greedy answers to ``prompts`` (a sampled ``<|num|>`` takes its decoded value).
 
         Returns:
@@ -275,4 +284,3 @@ class TinyGPT(nn.Module):
         if run:
             items.append(self.scheme.parse(run))
         return items
-

@@ -60,11 +60,29 @@ class Config:
     workers: int = 2
 
 
-QUICK = Config(("minmax", "add", "mult"), steps=300, batch_size=32, lrs=(1e-3, 3e-3, 1e-2),
-               seeds=(0, 1, 2), n_train=6000, n_val=48, n_test=150, curve_points=3)
-FULL = Config(tuple(TASKS), steps=3000, batch_size=64, lrs=(1e-3, 3e-3, 1e-2),
-              seeds=(0, 1, 2), n_train=50000, n_val=128, n_test=500, curve_points=10,
-              multitask=True)
+QUICK = Config(
+    ("minmax", "add", "mult"),
+    steps=300,
+    batch_size=32,
+    lrs=(1e-3, 3e-3, 1e-2),
+    seeds=(0, 1, 2),
+    n_train=6000,
+    n_val=48,
+    n_test=150,
+    curve_points=3,
+)
+FULL = Config(
+    tuple(TASKS),
+    steps=3000,
+    batch_size=64,
+    lrs=(1e-3, 3e-3, 1e-2),
+    seeds=(0, 1, 2),
+    n_train=50000,
+    n_val=128,
+    n_test=500,
+    curve_points=10,
+    multitask=True,
+)
 
 
 def make_scheme(name: str, d: int = 128) -> NumberScheme:
@@ -118,18 +136,38 @@ def run_cell(
         return float(np.mean(list(scores.values())))
 
     curve_by_task: list[tuple[int, dict[str, float]]] = []
-    res = fit(model, data, steps=cfg.steps, batch_size=cfg.batch_size, lr=lr, seed=seed,
-              eval_fn=on_eval, eval_every=every)
+    res = fit(
+        model,
+        data,
+        steps=cfg.steps,
+        batch_size=cfg.batch_size,
+        lr=lr,
+        seed=seed,
+        eval_fn=on_eval,
+        eval_every=every,
+    )
     start = time.perf_counter()
     test_scores = _evaluate(model, test)
-    numbers = [v for t in test.values() for p, a in zip(t.prompts, t.answers) for v in p + a
-               if isinstance(v, float)]
+    numbers = [
+        v
+        for t in test.values()
+        for p, a in zip(t.prompts, t.answers)
+        for v in p + a
+        if isinstance(v, float)
+    ]
     return {
-        "scheme": scheme, "lr": lr, "seed": seed, "val": res.curve[-1][1] if res.curve else 0.0,
-        "curve": curve_by_task, "test": test_scores, "train_seconds": res.seconds,
-        "eval_seconds": time.perf_counter() - start, "losses": res.losses,
+        "scheme": scheme,
+        "lr": lr,
+        "seed": seed,
+        "val": res.curve[-1][1] if res.curve else 0.0,
+        "curve": curve_by_task,
+        "test": test_scores,
+        "train_seconds": res.seconds,
+        "eval_seconds": time.perf_counter() - start,
+        "losses": res.losses,
         "tokens_per_number": model.tokens_per_number(numbers),
-        "params": model.num_parameters(embeddings=False), "params_all": model.num_parameters(),
+        "params": model.num_parameters(embeddings=False),
+        "params_all": model.num_parameters(),
     }
 
 
@@ -161,24 +199,40 @@ def _map(jobs: list[tuple], cfg: Config, show: bool, desc: str) -> list[dict[str
     return [_cell_job(j) for j in progress(jobs, enabled=show, total=len(jobs), desc=desc)]
 
 
-def _run_grids(cfg: Config, groups: list[tuple[str, ...]], show: bool) -> list[dict[str, list[dict]]]:
+def _run_grids(
+    cfg: Config, groups: list[tuple[str, ...]], show: bool
+) -> list[dict[str, list[dict]]]:
     """lr grid with seed 0 for every (task group, scheme), then the other seeds at the best lr."""
     jobs = [(s, g, lr, cfg.seeds[0], cfg) for g in groups for s in SCHEME_NAMES for lr in cfg.lrs]
     grid = _map(jobs, cfg, show, "lr grid")
     out = []
     for g in groups:
         runs = [r for r, j in zip(grid, jobs) if j[1] == g]
-        best = {s: max((r for r in runs if r["scheme"] == s), key=lambda r: r["val"]) for s in SCHEME_NAMES}
+        best = {
+            s: max((r for r in runs if r["scheme"] == s), key=lambda r: r["val"])
+            for s in SCHEME_NAMES
+        }
         out.append({s: [best[s]] for s in SCHEME_NAMES})
-    jobs2 = [(s, g, out[i][s][0]["lr"], seed, cfg) for i, g in enumerate(groups) for s in SCHEME_NAMES
-             for seed in cfg.seeds[1:]]
+    jobs2 = [
+        (s, g, out[i][s][0]["lr"], seed, cfg)
+        for i, g in enumerate(groups)
+        for s in SCHEME_NAMES
+        for seed in cfg.seeds[1:]
+    ]
     for r, j in zip(_map(jobs2, cfg, show, "seeds"), jobs2):
         out[groups.index(j[1])][j[0]].append(r)
     return out
 
 
 def _table(title: str, tasks: tuple[str, ...], final: dict[str, list[dict]]) -> ResultTable:
-    cols = [*tasks, "tokens/number", "params (non-emb.)", "params (all)", "best lr", "train s per seed"]
+    cols = [
+        *tasks,
+        "tokens/number",
+        "params (non-emb.)",
+        "params (all)",
+        "best lr",
+        "train s per seed",
+    ]
     table = ResultTable(title, cols)
     for s, runs in final.items():
         cells: dict[str, Any] = {t: [r["test"][t] for r in runs] for t in tasks}
@@ -186,32 +240,44 @@ def _table(title: str, tasks: tuple[str, ...], final: dict[str, list[dict]]) -> 
         cells["params (non-emb.)"] = runs[0]["params"]
         cells["params (all)"] = runs[0]["params_all"]
         lr = runs[0]["lr"]
-        cells["best lr"] = "/".join(f"{v:g}" for v in lr.values()) if isinstance(lr, dict) else f"{lr:g}"
+        cells["best lr"] = (
+            "/".join(f"{v:g}" for v in lr.values()) if isinstance(lr, dict) else f"{lr:g}"
+        )
         cells["train s per seed"] = Estimate.of([r["train_seconds"] for r in runs])
         table.add_row(s, **cells)
     return table
 
 
-_NOTE = ("minmax/sorting: exact match; add/mult/div: log-sMAPE; interval: normalised accuracy. "
-         "Mean ± s.e. over seeds on a disjoint test split; lr chosen on validation with seed 0.")
+_NOTE = (
+    "minmax/sorting: exact match; add/mult/div: log-sMAPE; interval: normalised accuracy. "
+    "Mean ± s.e. over seeds on a disjoint test split; lr chosen on validation with seed 0."
+)
 
 
-def _merge_solo(tasks: tuple[str, ...], grids: list[dict[str, list[dict]]]) -> dict[str, list[dict]]:
+def _merge_solo(
+    tasks: tuple[str, ...], grids: list[dict[str, list[dict]]]
+) -> dict[str, list[dict]]:
     """One record per (scheme, seed) whose test/curve/cost fields gather the solo task runs."""
     merged: dict[str, list[dict]] = {}
     for s in SCHEME_NAMES:
         rows = []
         for k in range(len(grids[0][s])):
             parts = [g[s][k] for g in grids]
-            rows.append({
-                "scheme": s, "lr": {t: p["lr"] for t, p in zip(tasks, parts)},
-                "test": {t: p["test"][t] for t, p in zip(tasks, parts)},
-                "curve": [(c[0][0], {t: c[i][1][t] for i, t in enumerate(tasks)})
-                          for c in zip(*(p["curve"] for p in parts))],
-                "train_seconds": sum(p["train_seconds"] for p in parts),
-                "tokens_per_number": float(np.mean([p["tokens_per_number"] for p in parts])),
-                "params": parts[0]["params"], "params_all": parts[0]["params_all"],
-            })
+            rows.append(
+                {
+                    "scheme": s,
+                    "lr": {t: p["lr"] for t, p in zip(tasks, parts)},
+                    "test": {t: p["test"][t] for t, p in zip(tasks, parts)},
+                    "curve": [
+                        (c[0][0], {t: c[i][1][t] for i, t in enumerate(tasks)})
+                        for c in zip(*(p["curve"] for p in parts))
+                    ],
+                    "train_seconds": sum(p["train_seconds"] for p in parts),
+                    "tokens_per_number": float(np.mean([p["tokens_per_number"] for p in parts])),
+                    "params": parts[0]["params"],
+                    "params_all": parts[0]["params_all"],
+                }
+            )
         merged[s] = rows
     return merged
 
@@ -223,7 +289,14 @@ def _plot(out_dir: Path, tasks: tuple[str, ...], final: dict[str, list[dict]], n
         for s, runs in final.items():
             steps = [c[0] for c in runs[0]["curve"]]
             vals = np.array([[c[1][t] for c in r["curve"]] for r in runs])
-            ax.errorbar(steps, vals.mean(0), yerr=vals.std(0) / np.sqrt(len(runs)), label=s, marker="o", ms=3)
+            ax.errorbar(
+                steps,
+                vals.mean(0),
+                yerr=vals.std(0) / np.sqrt(len(runs)),
+                label=s,
+                marker="o",
+                ms=3,
+            )
         ax.set_title(f"{t} ({TASKS[t]}, validation)")
         ax.set_xlabel("step")
         ax.set_ylim(-0.05, 1.05)
@@ -257,7 +330,9 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     cfg = QUICK if quick else FULL
     old_threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    result = ExperimentResult("bittokens", "BitTokens vs single-digit, subword, xVal, FoNE on arithmetic")
+    result = ExperimentResult(
+        "bittokens", "BitTokens vs single-digit, subword, xVal, FoNE on arithmetic"
+    )
     groups: list[tuple[str, ...]] = []
     if cfg.solo:
         groups += [(t,) for t in cfg.tasks]
@@ -270,15 +345,23 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     final: dict[str, list[dict]] = {s: [] for s in SCHEME_NAMES}
     if cfg.solo:
         final = _merge_solo(cfg.tasks, grids[: len(cfg.tasks)])
-        table = _table(f"Test scores, solo (one model per task), {len(cfg.seeds)} seeds, "
-                       f"{cfg.steps} steps x batch {cfg.batch_size}", cfg.tasks, final)
+        table = _table(
+            f"Test scores, solo (one model per task), {len(cfg.seeds)} seeds, "
+            f"{cfg.steps} steps x batch {cfg.batch_size}",
+            cfg.tasks,
+            final,
+        )
         table.note = _NOTE
         result.tables.append(table)
         result.figures.append(_plot(out_dir, cfg.tasks, final, "learning_curves.png"))
     if cfg.multitask:
         multi = grids[-1]
-        table = _table(f"Test scores, multi-task (one model for all tasks), {len(cfg.seeds)} seeds, "
-                       f"{cfg.steps} steps x batch {cfg.batch_size}", cfg.tasks, multi)
+        table = _table(
+            f"Test scores, multi-task (one model for all tasks), {len(cfg.seeds)} seeds, "
+            f"{cfg.steps} steps x batch {cfg.batch_size}",
+            cfg.tasks,
+            multi,
+        )
         table.note = _NOTE
         result.tables.append(table)
         result.figures.append(_plot(out_dir, cfg.tasks, multi, "learning_curves_multitask.png"))
@@ -288,7 +371,9 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
 
     amps = np.round(np.arange(0.5, 1.51, 0.1), 2)
     rates = noise_exact_rate(amps)
-    noise = ResultTable("Bit-exact decode rate under logit noise 2b-1+U(-a, a)", [f"a={a:g}" for a in amps])
+    noise = ResultTable(
+        "Bit-exact decode rate under logit noise 2b-1+U(-a, a)", [f"a={a:g}" for a in amps]
+    )
     noise.add_row("bittokens decode", **{f"a={a:g}": float(r) for a, r in zip(amps, rates)})
     result.tables.append(noise)
     result.figures.append(_noise_plot(out_dir, amps, rates))
@@ -302,14 +387,22 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     if "minmax" in cfg.tasks:
         result.checks["bittokens minmax exact >= 0.95"] = mean("bittokens", "minmax") >= 0.95
     if "mult" in cfg.tasks:
-        result.checks["bittokens mult > single-digit"] = mean("bittokens", "mult") > mean("single-digit", "mult")
-        result.checks["bittokens mult >= xval + 0.1"] = mean("bittokens", "mult") >= mean("xval", "mult") + 0.1
+        result.checks["bittokens mult > single-digit"] = mean("bittokens", "mult") > mean(
+            "single-digit", "mult"
+        )
+        result.checks["bittokens mult >= xval + 0.1"] = (
+            mean("bittokens", "mult") >= mean("xval", "mult") + 0.1
+        )
     if "add" in cfg.tasks:
         result.checks["bittokens add >= xval"] = mean("bittokens", "add") >= mean("xval", "add")
     shown = ", ".join(f"{t} {mean('bittokens', t):.3f}" for t in cfg.tasks)
-    result.headline = (f"BitTokens test scores ({mode}, {cfg.steps} steps): {shown}; "
-                       f"xval mult {mean('xval', 'mult'):.3f}, single-digit mult "
-                       f"{mean('single-digit', 'mult'):.3f}" if "mult" in cfg.tasks else shown)
+    result.headline = (
+        f"BitTokens test scores ({mode}, {cfg.steps} steps): {shown}; "
+        f"xval mult {mean('xval', 'mult'):.3f}, single-digit mult "
+        f"{mean('single-digit', 'mult'):.3f}"
+        if "mult" in cfg.tasks
+        else shown
+    )
     result.notes.append(
         "Number heads sized for parameter parity: BitTokens Linear(d, 64) (the released default), "
         "xVal MLP d->2d->1 (the xVal paper's 4d would put it 16% above the digit baselines), "

@@ -137,9 +137,10 @@ class BitTokens(NumberScheme):
         self, hidden: torch.Tensor, values: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         logits = self.head(hidden)
-        total = bit_loss(logits, values, mask, slope=self.slope, precision=self.precision, reduction="sum")
+        total = bit_loss(
+            logits, values, mask, slope=self.slope, precision=self.precision, reduction="sum"
+        )
         return self.loss_weight * total, mask.sum()
 
     def predict(self, hidden: torch.Tensor) -> torch.Tensor:
         return decode(self.head(hidden).detach(), self.precision).to(torch.float64)
-

@@ -117,7 +117,9 @@ def sample_numbers(
     mant = np.floor(10.0 ** (n_dig - 1) * (1.0 + 9.0 * rng.random(size)))
     mant = np.minimum(mant, 10.0**n_dig - 1)
     exp10 = rng.integers(lo, hi + 1, size) - n_dig + 1
-    pos = np.where(exp10 >= 0, mant * 10.0 ** np.maximum(exp10, 0), mant / 10.0 ** np.maximum(-exp10, 0))
+    pos = np.where(
+        exp10 >= 0, mant * 10.0 ** np.maximum(exp10, 0), mant / 10.0 ** np.maximum(-exp10, 0)
+    )
     return sign * pos
 
 
@@ -133,7 +135,9 @@ def _is_test(nums: NDArray[np.float64]) -> NDArray[np.bool_]:
     return (h % np.uint64(5)) == 0
 
 
-def _draw(rng: np.random.Generator, n: int, k: int, split: str, kw: dict[str, Any]) -> NDArray[np.float64]:
+def _draw(
+    rng: np.random.Generator, n: int, k: int, split: str, kw: dict[str, Any]
+) -> NDArray[np.float64]:
     rows: list[NDArray[np.float64]] = []
     have = 0
     while have < n:
@@ -236,9 +240,13 @@ def score(task: Task, predictions: list[list[Item]]) -> float:
         y_hat = np.array([(_numbers(p) or [np.nan])[0] for p in predictions])
         return float(log_smape(y, y_hat))
     if task.metric == "exact_match":
-        hits = [_numbers(p) == _numbers(a) and len(_numbers(a)) > 0 for p, a in zip(predictions, task.answers)]
+        hits = [
+            _numbers(p) == _numbers(a) and len(_numbers(a)) > 0
+            for p, a in zip(predictions, task.answers)
+        ]
         return float(np.mean(hits))
     y = np.array([int(str(a[0])[1:]) for a in task.answers])
-    y_hat = np.array([int(str(p[0])[1:]) if p and str(p[0]) in WORDS[13:18] else -1 for p in predictions])
+    y_hat = np.array(
+        [int(str(p[0])[1:]) if p and str(p[0]) in WORDS[13:18] else -1 for p in predictions]
+    )
     return normalised_accuracy(y, y_hat)
-

@@ -174,15 +174,21 @@ def _train_loop(
     return losses, curve
 
 
-def _worker(rank: int, world_size: int, init_file: str, out_file: str, kwargs: dict[str, Any]) -> None:
+def _worker(
+    rank: int, world_size: int, init_file: str, out_file: str, kwargs: dict[str, Any]
+) -> None:
     import torch.distributed as dist
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    dist.init_process_group(
+        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size
+    )
     try:
         # a private copy: spawned workers receive the parameters in shared memory
         model = copy.deepcopy(kwargs.pop("model"))
-        losses, _ = _train_loop(model, rank=rank, world_size=world_size, eval_fn=None, eval_every=1, **kwargs)
+        losses, _ = _train_loop(
+            model, rank=rank, world_size=world_size, eval_fn=None, eval_every=1, **kwargs
+        )
         if rank == 0:
             torch.save({"state": model.state_dict(), "losses": losses}, out_file)
     finally:
@@ -239,7 +245,9 @@ def fit(
             f"got {len(data)}"
         )
     data = Batch(data.ids, data.values.to(torch.float64), data.num_mask, data.attn, data.target)
-    kwargs = dict(steps=steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed)
+    kwargs = dict(
+        steps=steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed
+    )
     start = time.perf_counter()
     if world_size == 1:
         losses, curve = _train_loop(

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
 from icml26_shared.checks import (
     check_alpha,
     check_choice,
@@ -22,7 +24,6 @@ from icml26_shared.checks import (
     check_positive,
     check_positive_int,
 )
-from numpy.typing import ArrayLike, NDArray
 
 from ._cost import CostModel
 from ._scores import IntervalScores, SetSizeCurve

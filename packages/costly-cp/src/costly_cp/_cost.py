@@ -12,12 +12,14 @@ scores and ``k_m`` the split-CP rank (the threshold is ``F^{-1}(U_{(k_m)})``). T
 infinite calibration set would pay is ``N·h(1 - α)``; the *excess* ``C(m) - N·h(1 - α)`` is the
 part a calibration size controls.
 
-Estimator (reconstruction). ``h`` is estimated near ``u0 = 1 - α`` by a local quadratic fit
-``h(u) ≈ a0 + a1 (u - u0) + a2 (u - u0)²`` of the points ``(j / (n + 1), g(s_(j)))`` over the
-``r ≍ n^{4/5}`` order statistics nearest to rank ``u0 (n + 1)`` (the empirical quantile process
-is too rough to difference directly: its increments over the ``n^{-1/2}`` width of the Beta law
-are ``n^{-3/4}``, larger than the ``c/n`` signal). Integrating the quadratic against the Beta law
-is exact:
+Estimator (reconstruction). ``h`` is estimated near ``u0 = 1 - α`` by a weighted local
+quadratic fit ``h(u) ≈ a0 + a1 (u - u0) + a2 (u - u0)²`` of the points ``(j / (n + 1),
+g(s_(j)))`` with a Gaussian kernel of spread ``√(u0 (1 - u0) / (κ √n))``, i.e. shrinking like
+``n^{-1/4}`` (the empirical quantile process is too rough to difference directly: its increments
+over the ``n^{-1/2}`` width of the Beta law are ``n^{-3/4}``, larger than the ``c/n`` signal).
+Shape constraints ``a1 >= 0`` (a set-size curve is nondecreasing) and ``a2 >= 0`` (a spurious
+concave fit would stop the rule at once) only ever ask for more labels. Integrating the quadratic
+against the Beta law is exact:
 
 .. math::
 
@@ -38,11 +40,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-from icml26_shared.checks import check_alpha, check_finite_array, check_positive, check_positive_int
 from numpy.typing import ArrayLike, NDArray
+
+from icml26_shared.checks import check_alpha, check_finite_array, check_positive, check_positive_int
 
 from ._scores import SetSizeCurve, conformal_rank, pac_rank
 
@@ -290,6 +292,3 @@ def default_min_labels(alpha: float) -> int:
     above the ``1 - α`` quantile, so the fitted curve sees both of its sides."""
     return max(math.ceil(4.0 / alpha - 1e-9), min_finite_size(alpha) + 1)
 
-
-def _as_dict(model: CostModel) -> dict[str, Any]:
-    return {k: getattr(model, k) for k in model.__dataclass_fields__}

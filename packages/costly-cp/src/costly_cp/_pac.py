@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from icml26_shared.checks import check_alpha, check_finite_array
 from numpy.typing import ArrayLike, NDArray
+
+from icml26_shared.checks import check_alpha, check_finite_array
 
 from ._calibrator import CalibrationResult, LabelBudgetCalibrator
 

@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+
 from icml26_shared.checks import (
     check_alpha,
     check_choice,
     check_finite_array,
     check_probability_rows,
 )
-from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 __all__ = [
     "IntervalScores",

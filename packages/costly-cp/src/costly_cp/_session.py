@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cost import CostModel, _pac_table, default_min_labels, fit_cost_model, min_finite_size, optimal_size
+from ._cost import (
+    CostModel,
+    _pac_table,
+    default_min_labels,
+    fit_cost_model,
+    min_finite_size,
+    optimal_size,
+)
 from ._scores import SetSizeCurve, conformal_rank, pac_rank
 
 RULES = ("plugin", "split")

@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from icml26_shared.datasets import dirichlet_classifier, load_digits
 from numpy.typing import NDArray
 from scipy import special
+
+from icml26_shared.datasets import dirichlet_classifier, load_digits
 
 from ._scores import SetSizeCurve, aps_scores, conformal_rank, lac_scores
 from ._session import _Session

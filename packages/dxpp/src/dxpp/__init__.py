@@ -15,6 +15,7 @@ from ._backward import QPGrad as QPGrad
 from ._backward import penalty_weights as penalty_weights
 from ._problems import QP as QP
 from ._problems import chain_projection_qp as chain_projection_qp
+from ._problems import multiperiod_portfolio_qp as multiperiod_portfolio_qp
 from ._problems import portfolio_qp as portfolio_qp
 from ._problems import random_dense_qp as random_dense_qp
 from ._problems import random_sparse_qp as random_sparse_qp
@@ -34,6 +35,7 @@ __all__ = [
     "auto_solver",
     "chain_projection_qp",
     "kkt_vjp",
+    "multiperiod_portfolio_qp",
     "penalty_weights",
     "portfolio_qp",
     "qp_vjp",

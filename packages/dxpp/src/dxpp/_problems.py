@@ -23,6 +23,7 @@ from icml26_shared.checks import check_positive_int
 __all__ = [
     "QP",
     "chain_projection_qp",
+    "multiperiod_portfolio_qp",
     "portfolio_qp",
     "random_dense_qp",
     "random_sparse_qp",
@@ -163,3 +164,40 @@ def portfolio_qp(
     G = np.vstack([-np.eye(n), np.eye(n)])
     h = np.concatenate([np.zeros(n), max_weight * np.ones(n)])
     return QP(risk_aversion * np.asarray(cov), -mu, G, h, np.ones((1, n)), np.ones(1))
+
+
+def multiperiod_portfolio_qp(
+    mu: NDArray[np.float64], cov: NDArray[np.float64], *, risk_aversion: float = 5.0,
+    trade_cost: float = 1.0, w0: NDArray[np.float64] | None = None, sparse: bool = True,
+) -> QP:
+    """Multi-period long-only portfolio over ``T`` periods and ``k`` assets (``n = Tk``):
+
+    ``min Σ_t ½γ w_tᵀΣw_t − μ_tᵀw_t + ½κ‖w_t − w_{t−1}‖²  s.t.  w_t ≥ 0, 1ᵀw_t = 1``,
+
+    with ``w_0`` given (equal weights by default). ``Q`` is block tri-diagonal.
+
+    Args:
+        mu: ``(T, k)`` expected returns per period.
+        cov: ``(k, k)`` covariance.
+        risk_aversion, trade_cost: γ and κ.
+        w0: initial holdings (``(k,)``).
+        sparse: CSC matrices (else dense arrays).
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    T, k = mu.shape
+    w0 = np.full(k, 1.0 / k) if w0 is None else np.asarray(w0, dtype=np.float64)
+    n = T * k
+    # Σ_t ½κ‖w_t − w_{t−1}‖² = ½ wᵀ(κ DᵀD)w − κ w_1ᵀw_0 + const, D the block difference
+    main = np.full(T, 2.0)
+    main[-1] = 1.0
+    lap = sp.diags([main, -np.ones(T - 1), -np.ones(T - 1)], [0, 1, -1])
+    Q = sp.kron(sp.eye(T), risk_aversion * sp.csr_matrix(cov)) + trade_cost * sp.kron(
+        lap, sp.eye(k))
+    q = -mu.ravel().copy()
+    q[:k] -= trade_cost * w0
+    G = -sp.eye(n)
+    A = sp.kron(sp.eye(T), np.ones((1, k)))
+    out = [sp.csc_matrix(Q), q, sp.csc_matrix(G), np.zeros(n), sp.csc_matrix(A), np.ones(T)]
+    if not sparse:
+        out = [M.toarray() if sp.issparse(M) else M for M in out]
+    return QP(*out)

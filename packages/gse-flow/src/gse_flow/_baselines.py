@@ -25,9 +25,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from icml26_shared.checks import check_finite_array, check_positive_int
 
-from ._layers import Graph, masked_mean, safe_norm
+from ._layers import Graph, fast_init, masked_mean, safe_norm
 from ._model import GSEFlow
 
 __all__ = ["EGNN", "EquivariantGNN", "constant_velocity", "count_parameters"]
@@ -62,9 +63,14 @@ class _EGCL(eqx.Module):
         self.phi_x = eqx.nn.MLP(hidden, n_vec, hidden, 1, jax.nn.silu, key=k[1])
         self.phi_v = eqx.nn.Linear(hidden, n_vec, key=k[2])
         self.phi_h = eqx.nn.MLP(2 * hidden, hidden, hidden, 1, jax.nn.silu, key=k[3])
-        # small initial coordinate updates keep the constant-velocity start
-        self.phi_x = eqx.tree_at(lambda m: m.layers[-1].weight, self.phi_x, self.phi_x.layers[-1].weight * 0.01)
-        self.phi_v = eqx.tree_at(lambda m: m.weight, self.phi_v, self.phi_v.weight * 0.01)
+
+    def small(self) -> _EGCL:
+        """Scale the coordinate updates down so the model starts at constant velocity."""
+        return eqx.tree_at(
+            lambda m: (m.phi_x.layers[-1].weight, m.phi_v.weight, m.phi_v.bias),
+            self,
+            (self.phi_x.layers[-1].weight * 0.01, self.phi_v.weight * 0.01, self.phi_v.bias * 0.0),
+        )
 
     def __call__(self, h, x, V, graph: Graph, scale: float):
         nb = graph.neighbors
@@ -79,6 +85,12 @@ class _EGCL(eqx.Module):
         V = (1.0 + jax.vmap(self.phi_v)(h))[..., None] * V + scale * upd.reshape(V.shape)
         h = h + jax.vmap(self.phi_h)(jnp.concatenate([h, jnp.sum(m, axis=1)], axis=-1))
         return h, V
+
+
+def _build_egnn(node_attr_dim: int, n_history: int, n_future: int, hidden: int, n_layers: int, key):
+    ks = jax.random.split(key, n_layers + 1)
+    embed = eqx.nn.MLP(node_attr_dim + n_history - 1, hidden, hidden, 1, jax.nn.silu, key=ks[0])
+    return embed, [_EGCL(hidden, n_future, ks[i + 1]) for i in range(n_layers)]
 
 
 class EGNN(eqx.Module):
@@ -119,12 +131,14 @@ class EGNN(eqx.Module):
         self.n_history = check_positive_int(n_history, "n_history", minimum=2)
         self.n_future = check_positive_int(n_future, "n_future")
         hidden = check_positive_int(hidden, "hidden")
-        ks = jax.random.split(key, n_layers + 1)
-        self.embed = eqx.nn.MLP(node_attr_dim + n_history - 1, hidden, hidden, 1, jax.nn.silu, key=ks[0])
+        n_layers = check_positive_int(n_layers, "n_layers")
+        self.embed, layers = fast_init(
+            _build_egnn, key, node_attr_dim, n_history, n_future, hidden, n_layers
+        )
+        self.layers = [layer.small() for layer in layers]
         mix = np.zeros((n_history - 1, n_future), np.float32)
         mix[-1] = np.arange(1, n_future + 1)  # constant velocity at initialisation
         self.mix = jnp.asarray(mix)
-        self.layers = [_EGCL(hidden, n_future, ks[i + 1]) for i in range(n_layers)]
         self.length_scale = float(length_scale)
 
     def predict(self, history: jax.Array, node_attr: jax.Array, graph: Graph) -> jax.Array:

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import jax.numpy as jnp
 import numpy as np
+from numpy.typing import NDArray
+
 from icml26_shared.checks import (
     check_choice,
     check_finite_array,
@@ -31,7 +32,6 @@ from icml26_shared.checks import (
     check_positive_int,
 )
 from icml26_shared.datasets import nbody_trajectories
-from numpy.typing import NDArray
 
 from ._layers import Graph, make_graph
 
@@ -195,9 +195,10 @@ def trajectory_windows(
     node_attr: Any,
     edges: Any,
     *,
-    protocol: str = "geotdm",
+    protocol: str | Protocol = "geotdm",
 ) -> tuple[dict[str, Windows], dict[str, NDArray[np.int64]]]:
-    """Cut one long trajectory ``(T, N, 3)`` into train/val/test windows by ``protocol``.
+    """Cut one long trajectory ``(T, N, 3)`` into train/val/test windows by ``protocol`` (a name
+    of :data:`PROTOCOLS` or a :class:`Protocol`).
 
     Returns:
         ``(windows, frames)``: dicts keyed ``"train"``, ``"val"``, ``"test"``; ``frames[s]`` holds
@@ -207,8 +208,10 @@ def trajectory_windows(
     Raises:
         ValueError: unknown protocol, or a window longer than a split of the trajectory.
     """
-    check_choice(protocol, "protocol", list(PROTOCOLS))
-    p = PROTOCOLS[protocol]
+    if isinstance(protocol, Protocol):
+        p = protocol
+    else:
+        p = PROTOCOLS[check_choice(protocol, "protocol", list(PROTOCOLS))]
     x = check_finite_array(positions, "positions", ndim=3)
     T, N, _ = x.shape
     length = p.n_history + p.n_future

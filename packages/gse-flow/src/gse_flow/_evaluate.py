@@ -19,6 +19,7 @@ import e3nn_jax as e3nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from icml26_shared import metrics
 from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 

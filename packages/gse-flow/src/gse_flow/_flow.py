@@ -31,8 +31,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 from numpy.typing import NDArray
+
+from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 
 from ._data import Windows, make_windows
 from ._layers import Graph, make_graph

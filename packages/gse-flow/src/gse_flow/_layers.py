@@ -41,8 +41,10 @@ __all__ = [
     "masked_mean",
     "masked_softmax",
     "relabel_pseudoscalars",
+    "fast_init",
     "safe_norm",
     "scale_by_mul",
+    "seed_of",
     "temporal_index",
 ]
 
@@ -119,6 +121,44 @@ def temporal_index(n_frames: int, window: int | None) -> tuple[np.ndarray, np.nd
     t = np.arange(n_frames)[:, None] + np.asarray(offsets)[None, :]
     mask = ((t >= 0) & (t < n_frames) & (np.asarray(offsets)[None, :] != 0)).astype(np.float32)
     return np.clip(t, 0, n_frames - 1).astype(np.int32), mask
+
+
+def seed_of(key: jax.Array) -> list[int]:
+    """Integer words of a PRNG key (raw ``uint32`` or typed), to seed numpy."""
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return [int(v) for v in np.asarray(key).ravel()]
+
+
+def fast_init(build: Any, key: jax.Array, *args: Any) -> Any:
+    """Build ``build(*args, key)`` with its shapes only, then draw every weight with numpy.
+
+    Equinox/e3nn constructors draw each weight with its own ``jax.random`` call, and on CPU
+    each call is compiled separately (tens of seconds for one network). Here the module is
+    traced abstractly (:func:`equinox.filter_eval_shape`, no compilation) and filled with the
+    same laws: ``eqx.nn.Linear`` weights and biases ``U(±1/√fan_in)``, e3nn weights ``N(0, 1)``
+    (their ``weight_std`` under the default ``path`` gradient normalization).
+    """
+    shapes = eqx.filter_eval_shape(build, *args, key)
+    rng = np.random.default_rng(seed_of(key))
+
+    def fill(x: Any) -> Any:
+        if isinstance(x, eqx.nn.Linear):
+            fan_in = 1 if x.in_features == "scalar" else x.in_features
+            lim = 1.0 / np.sqrt(fan_in)
+            w = jnp.asarray(rng.uniform(-lim, lim, x.weight.shape), x.weight.dtype)
+            new = eqx.tree_at(lambda m: m.weight, x, w)
+            if x.bias is not None:
+                b = jnp.asarray(rng.uniform(-lim, lim, x.bias.shape), x.bias.dtype)
+                new = eqx.tree_at(lambda m: m.bias, new, b)
+            return new
+        if isinstance(x, jax.ShapeDtypeStruct):
+            return jnp.asarray(rng.standard_normal(x.shape), x.dtype)
+        return x
+
+    return jax.tree_util.tree_map(
+        fill, shapes, is_leaf=lambda x: isinstance(x, eqx.nn.Linear | jax.ShapeDtypeStruct)
+    )
 
 
 def _mul_index(irreps: e3nn.Irreps) -> np.ndarray:

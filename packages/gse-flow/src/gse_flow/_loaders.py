@@ -22,16 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from icml26_shared.checks import check_finite_array, check_positive
 from numpy.typing import NDArray
 
-from ._data import Windows, radius_edges, trajectory_windows
+from icml26_shared.checks import check_finite_array, check_positive
+
+from ._data import Protocol, Windows, radius_edges, trajectory_windows
 
 __all__ = ["load_md17", "load_mocap", "mocap_positions", "parse_amc", "parse_asf"]
 
 
 def load_md17(
-    path: str | Path, *, protocol: str = "geotdm", cutoff: float = 1.6
+    path: str | Path, *, protocol: str | Protocol = "geotdm", cutoff: float = 1.6
 ) -> tuple[dict[str, Windows], dict[str, NDArray[np.int64]]]:
     """Windows from an MD17/MD22 ``.npz`` with ``R`` (T × N × 3, Å) and ``z`` (N,).
 
@@ -180,7 +181,7 @@ def load_mocap(
     path: str | Path,
     amc_path: str | Path | None = None,
     *,
-    protocol: str = "geotdm",
+    protocol: str | Protocol = "geotdm",
 ) -> tuple[dict[str, Windows], dict[str, NDArray[np.int64]]]:
     """Windows from CMU MoCap: ``path`` an ASF skeleton with ``amc_path`` its motion, or a
     ``.npz`` with ``positions`` (T × J × 3) and optionally ``edges`` (2 × E; default: none →

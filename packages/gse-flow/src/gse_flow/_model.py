@@ -46,12 +46,14 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from icml26_shared.checks import check_choice, check_positive, check_positive_int
 
 from ._layers import (
     Conv,
     Graph,
     _basis,
+    fast_init,
     masked_mean,
     masked_softmax,
     relabel_pseudoscalars,
@@ -59,7 +61,7 @@ from ._layers import (
     temporal_index,
 )
 
-__all__ = ["GSEFlow", "HistoryCache", "PRIORS"]
+__all__ = ["PRIORS", "GSEFlow", "HistoryCache"]
 
 PRIORS = ("last", "cv")
 _N_TIME = 8
@@ -150,11 +152,13 @@ class _Modulation(eqx.Module):
     def __init__(self, n_inv: int, mul0: int, mul1: int, width: int, key: jax.Array):
         self.mul0, self.mul1 = mul0, mul1
         self.mlp = eqx.nn.MLP(n_inv, 2 * mul0 + 2 * mul1, width, 1, jax.nn.silu, key=key)
-        # start at the identity map: zero last layer
+
+    def identity(self) -> _Modulation:
+        """The same module with a zero last layer: the identity map at initialisation."""
         last = self.mlp.layers[-1]
-        self.mlp = eqx.tree_at(
-            lambda m: (m.layers[-1].weight, m.layers[-1].bias),
-            self.mlp,
+        return eqx.tree_at(
+            lambda m: (m.mlp.layers[-1].weight, m.mlp.layers[-1].bias),
+            self,
             (jnp.zeros_like(last.weight), jnp.zeros_like(last.bias)),
         )
 
@@ -224,6 +228,37 @@ class _FutureLayer(eqx.Module):
 def _frame_features(n_frames: int, offset: int, total: int, dtype) -> jax.Array:
     t = (jnp.arange(n_frames, dtype=dtype) + offset) / total
     return jnp.stack([jnp.sin(np.pi * t), jnp.cos(np.pi * t), t], axis=-1)
+
+
+def _build_parts(
+    irreps_s: str, allowed_s: str, ctx_s: str, cfg_items: tuple, n_scalar: int, n_inv: int,
+    d_key: int, n_layers: int, key: jax.Array,
+) -> dict:
+    """Create every sub-module (called through :func:`fast_init`)."""
+    irreps, allowed, irreps_ctx = e3nn.Irreps(irreps_s), e3nn.Irreps(allowed_s), e3nn.Irreps(ctx_s)
+    cfg = dict(cfg_items)
+    mul0, mul1 = irreps.count("0e"), irreps.count("1o")
+    keys = jax.random.split(key, 6 + 2 * n_layers)
+    chiral = irreps.count("1e") > 0
+    vec_in = e3nn.Irreps(f"{mul0}x0e+2x1o" + ("+1x1e" if chiral else ""))
+    return {
+        "embed_scalars": eqx.nn.MLP(n_scalar, mul0, 2 * mul0, 1, jax.nn.silu, key=keys[0]),
+        "embed_hist": e3nn.equinox.Linear(
+            irreps_out=irreps, irreps_in=vec_in, force_irreps_out=True, key=keys[1]
+        ),
+        "embed_fut": e3nn.equinox.Linear(
+            irreps_out=irreps, irreps_in=vec_in, force_irreps_out=True, key=keys[2]
+        ),
+        "embed_mod": _Modulation(n_inv, mul0, mul1, 32, keys[3]),
+        "history_layers": [
+            _HistoryLayer(irreps, allowed, cfg, keys[6 + i]) for i in range(n_layers)
+        ],
+        "future_layers": [
+            _FutureLayer(irreps, allowed, irreps_ctx, n_inv, d_key, cfg, keys[6 + n_layers + i])
+            for i in range(n_layers)
+        ],
+        "readout": e3nn.equinox.Linear(irreps_out="1x1o", irreps_in=irreps, key=keys[4]),
+    }
 
 
 class GSEFlow(eqx.Module):
@@ -321,24 +356,25 @@ class GSEFlow(eqx.Module):
         )
         n_scalar = self.node_attr_dim + 3 + 1 + 2
         n_inv = _N_TIME + 2 + self.node_attr_dim
-        keys = jax.random.split(key, 6 + 2 * n_layers)
-        self.embed_scalars = eqx.nn.MLP(n_scalar, mul0, 2 * mul0, 1, jax.nn.silu, key=keys[0])
-        vec_in = e3nn.Irreps(f"{mul0}x0e+2x1o")
-        self.embed_hist = e3nn.equinox.Linear(
-            irreps_out=self.irreps, irreps_in=vec_in, force_irreps_out=True, key=keys[1]
+        parts = fast_init(
+            _build_parts, key, str(self.irreps), str(allowed), str(irreps_ctx),
+            tuple(sorted(cfg.items())), n_scalar, n_inv, self.d_key, n_layers,
         )
-        self.embed_fut = e3nn.equinox.Linear(
-            irreps_out=self.irreps, irreps_in=vec_in, force_irreps_out=True, key=keys[2]
-        )
-        self.embed_mod = _Modulation(n_inv, mul0, mul1, 32, keys[3])
-        self.history_layers = [
-            _HistoryLayer(self.irreps, allowed, cfg, keys[6 + i]) for i in range(n_layers)
+        # the time modulations start at the identity map
+        mods = [parts["embed_mod"], *[layer.modulation for layer in parts["future_layers"]]]
+        mods = [m.identity() for m in mods]
+        parts["embed_mod"] = mods[0]
+        parts["future_layers"] = [
+            eqx.tree_at(lambda layer: layer.modulation, layer, m)
+            for layer, m in zip(parts["future_layers"], mods[1:])
         ]
-        self.future_layers = [
-            _FutureLayer(self.irreps, allowed, irreps_ctx, n_inv, self.d_key, cfg, keys[6 + n_layers + i])
-            for i in range(n_layers)
-        ]
-        self.readout = e3nn.equinox.Linear(irreps_out="1x1o", irreps_in=self.irreps, key=keys[4])
+        self.embed_scalars = parts["embed_scalars"]
+        self.embed_hist = parts["embed_hist"]
+        self.embed_fut = parts["embed_fut"]
+        self.embed_mod = parts["embed_mod"]
+        self.history_layers = parts["history_layers"]
+        self.future_layers = parts["future_layers"]
+        self.readout = parts["readout"]
 
     # ------------------------------------------------------------------ helpers
     def prior_mean(self, history: jax.Array) -> jax.Array:
@@ -374,9 +410,10 @@ class GSEFlow(eqx.Module):
         ).reshape(T * N, -1)
         s = jax.vmap(self.embed_scalars)(scal).reshape(T, N, -1)
         vecs = jnp.stack([offset, vel], axis=-2).reshape(T, N, 6)
-        x = e3nn.concatenate(
-            [e3nn.IrrepsArray(f"{s.shape[-1]}x0e", s), e3nn.IrrepsArray("2x1o", vecs)], axis=-1
-        )
+        parts = [e3nn.IrrepsArray(f"{s.shape[-1]}x0e", s), e3nn.IrrepsArray("2x1o", vecs)]
+        if self.chiral:  # the pseudovector offset × velocity; with Y^1 it makes triple products
+            parts.append(e3nn.IrrepsArray("1x1e", jnp.cross(offset, vel)))
+        x = e3nn.concatenate(parts, axis=-1)
         lin = self.embed_hist if is_history else self.embed_fut
         h = lin(x)
         h = e3nn.IrrepsArray(self.irreps, h.regroup().array)

@@ -18,13 +18,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from numpy.typing import NDArray
+
 from icml26_shared.checks import check_positive_int
 from icml26_shared.experiment import progress as progress_bar
-from numpy.typing import NDArray
 
 from ._data import Windows
 from ._flow import flow_matching_loss
-from ._layers import Graph
+from ._layers import Graph, seed_of
 
 __all__ = ["TrainResult", "data_mesh", "predict", "shard_batch", "train", "train_step"]
 
@@ -36,12 +37,6 @@ class TrainResult(NamedTuple):
 
     model: Any
     losses: NDArray[np.float64]
-
-
-def _seed_of(key: jax.Array) -> list[int]:
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        key = jax.random.key_data(key)
-    return [int(v) for v in np.asarray(key).ravel()]
 
 
 def data_mesh(n_devices: int | None = None) -> jax.sharding.Mesh:
@@ -136,7 +131,7 @@ def train(
         raise ValueError(f"batch_size must be <= the {n} training windows, got {batch_size}")
     graph = data.graph
     k_perm, k_loss = jax.random.split(key)
-    rng = np.random.default_rng(_seed_of(k_perm))
+    rng = np.random.default_rng(seed_of(k_perm))
     if mesh is not None:
         model = replicate(model, mesh)
     opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))

@@ -1,0 +1,100 @@
+"""The torch adapter: gradcheck, batching, dtypes, sparse tensors, duals."""
+
+import numpy as np
+import pytest
+
+import dxpp
+
+torch = pytest.importorskip("torch")
+from dxpp.torch import QPLayer  # noqa: E402
+
+
+def _tensors(qp, dtype=torch.float64, grad=True):
+    return [torch.tensor(a, dtype=dtype, requires_grad=grad) for a in qp]
+
+
+def test_gradcheck_float64():
+    qp = dxpp.random_dense_qp(6, 0)
+    args = _tensors(qp)
+    layer = QPLayer(solver="quadprog")
+
+    def f(Q, q, G, h, A, b):
+        return layer(0.5 * (Q + Q.T), q, G, h, A, b)
+
+    assert torch.autograd.gradcheck(f, tuple(args), eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def test_batched_equals_per_problem(rel):
+    qps = [dxpp.random_dense_qp(15, s) for s in range(3)]
+    stacked = _tensors([np.stack(z) for z in zip(*qps)])
+    xb = QPLayer()(*stacked)
+    w = torch.tensor(np.random.default_rng(0).normal(size=(3, 15)))
+    (xb * w).sum().backward()
+    for k, qp in enumerate(qps):
+        single = _tensors(qp)
+        x = QPLayer()(*single)
+        (x * w[k]).sum().backward()
+        assert rel(xb[k].detach().numpy(), x.detach().numpy()) <= 1e-12
+        for a, b in zip(stacked, single):
+            assert rel(a.grad[k].numpy(), b.grad.numpy()) <= 1e-8
+
+
+def test_shared_parameters_broadcast_over_batch():
+    qp = dxpp.random_dense_qp(10, 1)
+    Q, _, G, h, A, b = _tensors(qp)
+    qs = torch.tensor(np.stack([qp.q, -qp.q]), requires_grad=True)
+    x = QPLayer()(Q, qs, G, h, A, b)
+    x.sum().backward()
+    assert x.shape == (2, 10) and Q.grad.shape == (10, 10) and h.grad.shape == (10,)
+
+
+def test_float32_in_float32_out():
+    args = _tensors(dxpp.random_dense_qp(10, 2), dtype=torch.float32)
+    x = QPLayer()(*args)
+    assert x.dtype == torch.float32
+    x.sum().backward()
+    assert all(a.grad.dtype == torch.float32 for a in args)
+
+
+def test_sparse_tensor_input(rel):
+    qp = dxpp.random_sparse_qp(120, seed=3)
+    def to_torch_sparse(M):
+        coo = M.tocoo()
+        idx = torch.tensor(np.vstack([coo.row, coo.col]), dtype=torch.int64)
+        return torch.sparse_coo_tensor(idx, torch.tensor(coo.data), M.shape).coalesce()
+
+    Qs, Gs = to_torch_sparse(qp.Q).requires_grad_(), to_torch_sparse(qp.G).requires_grad_()
+    q = torch.tensor(qp.q, requires_grad=True)
+    x = QPLayer()(Qs, q, Gs, torch.tensor(qp.h), to_torch_sparse(qp.A), torch.tensor(qp.b))
+    x.sum().backward()
+    assert Qs.grad.is_sparse
+    dense = [torch.tensor(M.toarray() if hasattr(M, "toarray") else M, requires_grad=True)
+             for M in qp]
+    xd = QPLayer()(*dense)
+    xd.sum().backward()
+    assert rel(x.detach().numpy(), xd.detach().numpy()) <= 1e-6
+    assert rel(q.grad.numpy(), dense[1].grad.numpy()) <= 1e-5
+    mask = qp.G.toarray() != 0
+    assert rel(Gs.grad.to_dense().numpy(), dense[2].grad.numpy() * mask) <= 1e-5
+
+
+def test_return_duals_and_partial_grads():
+    qp = dxpp.random_dense_qp(8, 4)
+    Q, q, G, h, A, b = _tensors(qp, grad=False)
+    q.requires_grad_()
+    x, nu, mu = QPLayer(return_duals=True)(Q, q, G, h, A, b)
+    assert nu.shape == (8,) and mu.shape == (4,) and bool((nu >= 0).all())
+    assert not nu.requires_grad
+    x.sum().backward()
+    assert q.grad is not None and Q.grad is None
+
+
+def test_exact_mode_matches_penalty(rel):
+    qp = dxpp.random_dense_qp(20, 5)
+    grads = []
+    for mode in ("penalty", "exact"):
+        args = _tensors(qp)
+        QPLayer(mode=mode)(*args).sum().backward()
+        grads.append([a.grad.numpy() for a in args])
+    for a, b in zip(*grads):
+        assert rel(a, b) <= 1e-6
