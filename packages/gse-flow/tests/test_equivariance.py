@@ -45,6 +45,7 @@ def test_velocity_reflection_default_is_e3(tiny_model, setup):
     assert err <= 1e-5, err
 
 
+@pytest.mark.slow
 def test_chiral_is_se3_not_e3(tiny_kwargs, setup):
     s = setup
     model = g.GSEFlow(key=jax.random.PRNGKey(0), **dict(tiny_kwargs, chiral=True))
@@ -70,7 +71,7 @@ def test_node_permutation(tiny_model, tiny_windows, setup):
     assert float(jnp.max(jnp.abs(v_p - v[:, perm]))) <= 1e-6
 
 
-@pytest.mark.parametrize("solver", ["euler", "heun"])
+@pytest.mark.parametrize("solver", ["euler", pytest.param("heun", marks=pytest.mark.slow)])
 def test_sampler_equivariance(tiny_model, setup, solver):
     s = setup
     eps = g.centered_noise(jax.random.PRNGKey(3), s["x"].shape)
@@ -85,6 +86,7 @@ def test_sampler_equivariance(tiny_model, setup, solver):
     assert err <= 1e-5, err
 
 
+@pytest.mark.slow
 def test_sampler_equivariance_x64(tiny_kwargs, tiny_windows):
     with jax.enable_x64(True):
         model = g.GSEFlow(key=jax.random.PRNGKey(0), **tiny_kwargs)

@@ -67,14 +67,19 @@ class _EGCL(eqx.Module):
     def small(self) -> _EGCL:
         """Scale the coordinate updates down so the model starts at constant velocity."""
         return eqx.tree_at(
-            lambda m: (m.phi_x.layers[-1].weight, m.phi_v.weight, m.phi_v.bias),
+            lambda m: (m.phi_x.layers[-1].weight, m.phi_x.layers[-1].bias, m.phi_v.weight, m.phi_v.bias),
             self,
-            (self.phi_x.layers[-1].weight * 0.01, self.phi_v.weight * 0.01, self.phi_v.bias * 0.0),
+            (
+                self.phi_x.layers[-1].weight * 0.01,
+                self.phi_x.layers[-1].bias * 0.0,
+                self.phi_v.weight * 0.01,
+                self.phi_v.bias * 0.0,
+            ),
         )
 
     def __call__(self, h, x, V, graph: Graph, scale: float):
         nb = graph.neighbors
-        r = (x[:, None, :] - x[nb]) / scale  # (N, D, 3)
+        r = x[:, None, :] - x[nb]  # (N, D, 3), in the data's length unit
         d2 = jnp.sum(r * r, axis=-1, keepdims=True)
         dots = jnp.einsum("nfc,ndfc->ndf", V, V[nb]) / scale**2
         hi = jnp.broadcast_to(h[:, None], (*nb.shape, h.shape[-1]))
@@ -82,7 +87,7 @@ class _EGCL(eqx.Module):
         m = m * graph.mask[..., None]
         coef = jax.vmap(jax.vmap(self.phi_x))(m)  # (N, D, F)
         upd = masked_mean(jnp.einsum("ndf,ndc->ndfc", coef, r).reshape(*nb.shape, -1), graph.mask, (1,))
-        V = (1.0 + jax.vmap(self.phi_v)(h))[..., None] * V + scale * upd.reshape(V.shape)
+        V = (1.0 + jax.vmap(self.phi_v)(h))[..., None] * V + upd.reshape(V.shape)
         h = h + jax.vmap(self.phi_h)(jnp.concatenate([h, jnp.sum(m, axis=1)], axis=-1))
         return h, V
 
@@ -103,7 +108,7 @@ class EGNN(eqx.Module):
         node_attr_dim: node scalars S.
         hidden: width of the invariant channels.
         n_layers: EGCL layers.
-        length_scale: typical frame displacement (normalises the velocity inputs).
+        length_scale: typical frame displacement (normalises the velocity invariants).
         key: PRNG key.
 
     References:

@@ -186,6 +186,9 @@ def relabel_pseudoscalars(x: e3nn.IrrepsArray) -> e3nn.IrrepsArray:
     return e3nn.IrrepsArray(irreps, x.array)
 
 
+_RADIAL_GAIN = 4.0  # so that messages start at about the scale of the features
+
+
 def _basis(d: jax.Array, n_basis: int, cutoff: float) -> jax.Array:
     """Bessel radial basis times a smooth polynomial envelope that vanishes at ``cutoff``."""
     x = jnp.clip(d / cutoff, 0.0, 1.0)
@@ -258,6 +261,7 @@ class Conv(eqx.Module):
             feats = jnp.concatenate([feats, edge_features.astype(feats.dtype)], axis=-1)
         lead = feats.shape[:-1]
         w = jax.vmap(self.radial)(feats.reshape(-1, feats.shape[-1])).reshape(*lead, -1)
+        w = _RADIAL_GAIN * w
         y = e3nn.spherical_harmonics(self.sh_irreps, r, normalize=True)
         tp = e3nn.tensor_product(h_src, y, filter_ir_out=self.filter_ir_out)
         return scale_by_mul(tp, w)

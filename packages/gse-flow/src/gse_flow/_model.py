@@ -412,7 +412,9 @@ class GSEFlow(eqx.Module):
         vecs = jnp.stack([offset, vel], axis=-2).reshape(T, N, 6)
         parts = [e3nn.IrrepsArray(f"{s.shape[-1]}x0e", s), e3nn.IrrepsArray("2x1o", vecs)]
         if self.chiral:  # the pseudovector offset × velocity; with Y^1 it makes triple products
-            parts.append(e3nn.IrrepsArray("1x1e", jnp.cross(offset, vel)))
+            cross = jnp.cross(offset, vel)
+            scale = norms[..., :1] * norms[..., 1:] + 1e-3
+            parts.append(e3nn.IrrepsArray("1x1e", cross / scale))
         x = e3nn.concatenate(parts, axis=-1)
         lin = self.embed_hist if is_history else self.embed_fut
         h = lin(x)

@@ -1,0 +1,96 @@
+"""Trainer, baselines, enhance mode and data-parallel training (acceptance item 8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import gse_flow as g
+
+
+def test_flow_training_reduces_loss(tiny_model, tiny_windows):
+    res = g.train(tiny_model, tiny_windows, optax.adam(3e-3), 40, key=jax.random.PRNGKey(0), batch_size=8)
+    assert res.losses.shape == (40,) and np.isfinite(res.losses).all()
+    assert res.losses[-10:].mean() < 0.8 * res.losses[:10].mean()
+
+
+def test_egnn_is_equivariant_and_trains(tiny_windows):
+    w = tiny_windows
+    model = g.EGNN(n_history=3, n_future=4, hidden=16, n_layers=2, length_scale=0.05, key=jax.random.PRNGKey(1))
+    # starts at constant velocity
+    np.testing.assert_allclose(g.predict(model, w), g.constant_velocity(w.history, 4), atol=1e-2)
+    graph, attr = w.graph, jnp.asarray(w.node_attr[0])
+    err = g.check_equivariance(
+        lambda h: model.predict(h, attr, graph), [jnp.asarray(w.history[0])],
+        output="point", key=jax.random.PRNGKey(2), n_trials=5, reflect=True,
+    )
+    assert err <= 1e-5
+    res = g.train(model, w, optax.adam(1e-3), 30, key=jax.random.PRNGKey(0), batch_size=8, loss_fn=g.mse_loss)
+    assert res.losses[-5:].mean() < res.losses[:5].mean()
+
+
+def test_enhance_sets_prior_and_sigma(tiny_windows):
+    w = tiny_windows
+
+    def cv(ww):
+        return g.constant_velocity(ww.history, 4)
+
+    out, sigma = g.enhance(cv, w)
+    np.testing.assert_allclose(out.prior_mean, cv(w), rtol=1e-6)
+    assert sigma == pytest.approx(np.sqrt(np.mean((w.future - cv(w)) ** 2)), rel=1e-5)
+    assert g.prior_scale(out) == pytest.approx(sigma, rel=1e-5)
+
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import jax, jax.numpy as jnp, numpy as np, optax, equinox as eqx
+    import gse_flow as g
+    assert jax.device_count() == 2, jax.devices()
+    w = g.nbody_windows(16, n_history=3, n_future=4, n_particles=4, seed=5)
+    model = g.GSEFlow(n_history=3, n_future=4, irreps_hidden="8x0e+4x1o", sh_lmax=1, n_layers=2,
+                      sigma=0.5, cutoff=6.0, key=jax.random.PRNGKey(0))
+    opt = optax.sgd(0.05)
+    mesh = g.data_mesh(2)
+    key = jax.random.PRNGKey(3)
+    flat = lambda m: np.concatenate([np.ravel(x) for x in jax.tree_util.tree_leaves(eqx.filter(m, eqx.is_inexact_array))])
+    p0 = flat(model)
+    one = g.train(model, w, opt, 1, key=key, batch_size=8)
+    two = g.train(model, w, opt, 1, key=key, batch_size=8, mesh=mesh)
+    g1, g2 = (p0 - flat(one.model)) / 0.05, (p0 - flat(two.model)) / 0.05
+    one20 = g.train(model, w, opt, 20, key=key, batch_size=8)
+    two20 = g.train(model, w, opt, 20, key=key, batch_size=8, mesh=mesh)
+    shard = two20.model.future_layers[0].query.weight.sharding
+    print(json.dumps({
+        "loss_rel": abs(one.losses[0] - two.losses[0]) / abs(one.losses[0]),
+        "grad_rel": float(np.linalg.norm(g1 - g2) / np.linalg.norm(g1)),
+        "param_rel_20": float(np.linalg.norm(flat(one20.model) - flat(two20.model)) / np.linalg.norm(flat(one20.model))),
+        "replicated": bool(shard.is_fully_replicated),
+        "n_devices": len(shard.device_set),
+    }))
+    """
+)
+
+
+@pytest.mark.slow
+def test_two_device_data_parallel_equals_one_device():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    out = subprocess.run(
+        [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    print(res)
+    assert res["n_devices"] == 2 and res["replicated"]
+    assert res["loss_rel"] <= 1e-6
+    assert res["grad_rel"] <= 1e-6
+    assert res["param_rel_20"] <= 1e-5
