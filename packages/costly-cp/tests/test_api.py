@@ -321,3 +321,14 @@ def test_threshold_matches_mapie_and_mapie_has_no_small_m_answer():
     with pytest.raises(ValueError):  # MAPIE refuses m < 9 at alpha = 0.1; we return +inf
         utils._compute_classification_quantile(rng.random((8, 1)), np.array([0.1]))
     assert cc.conformal_threshold(rng.random(8), 0.1) == math.inf
+
+
+def test_core_import_needs_no_extras():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, costly_cp; "
+        "assert not {'matplotlib', 'sklearn', 'torch', 'jax'} & set(sys.modules), sorted(sys.modules)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

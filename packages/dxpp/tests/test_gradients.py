@@ -188,3 +188,29 @@ def test_no_constraints_is_a_linear_solve():
     grads = dxpp.qp_vjp(Q, q, None, None, None, None, sol, np.ones(2))
     np.testing.assert_allclose(grads.q, -np.linalg.solve(Q, np.ones(2)), atol=1e-10)
     assert grads.G is None and grads.b is None
+
+
+def test_interior_point_slack_does_not_hide_an_active_constraint(rel):
+    """PIQP leaves x_431 = 3e-7 on this simplex projection although ν_431 = 5e-3: the
+    complementarity test must still mark it active (else the gradient is 150% off)."""
+    rng = np.random.default_rng(30000)
+    y, g = rng.normal(size=1000), rng.normal(size=1000)
+    qp = dxpp.simplex_projection_qp(y)
+    sol = dxpp.solve_qp(*qp, solver="piqp")
+    grads = dxpp.qp_vjp(*qp, sol, g)
+    assert rel(-grads.q, dxpp.simplex_projection_vjp(y, g)) <= 1e-6
+
+
+def test_long_tied_blocks_trigger_weight_boost(rel):
+    """A chain projection with long tied blocks (nearly dependent active rows): the plain
+    penalty is O(1) off; refinement + weight boosting brings it within 1e-3 of exact."""
+    y = np.cumsum(np.random.default_rng(0).normal(size=4000)) * 0.05
+    qp = dxpp.chain_projection_qp(y)
+    sol = dxpp.solve_qp(*qp)
+    g = np.random.default_rng(1).normal(size=4000)
+    exact = dxpp.qp_vjp(*qp, sol, g, mode="exact")
+    prof: dict = {}
+    ours = dxpp.qp_vjp(*qp, sol, g, profile=prof)
+    plain = dxpp.qp_vjp(*qp, sol, g, refine=0)
+    assert rel(plain.q, exact.q) > 1e-2
+    assert rel(ours.q, exact.q) <= 1e-3

@@ -9,13 +9,48 @@ import pytest
 import gse_flow as g
 
 EXPECTED = [
-    "EGNN", "PROTOCOLS", "SOLVERS", "EquivariantGNN", "GSEFlow", "Graph", "HistoryCache",
-    "Protocol", "TrainResult", "Windows", "centered_noise", "cfm_loss", "check_equivariance",
-    "constant_velocity", "count_parameters", "data_mesh", "energy_score", "enhance", "evaluate",
-    "flow_matching_loss", "fully_connected_edges", "integrate", "load_md17", "load_mocap",
-    "make_graph", "make_windows", "mocap_positions", "mse_loss", "nbody_windows", "parse_amc",
-    "parse_asf", "predict", "prior_scale", "radius_edges", "sample", "sample_from_noise",
-    "shard_batch", "spread_skill", "toy_md", "toy_md_windows", "train", "train_step",
+    "EGNN",
+    "PROTOCOLS",
+    "SOLVERS",
+    "EquivariantGNN",
+    "GSEFlow",
+    "Graph",
+    "HistoryCache",
+    "Protocol",
+    "TrainResult",
+    "Windows",
+    "centered_noise",
+    "cfm_loss",
+    "check_equivariance",
+    "constant_velocity",
+    "count_parameters",
+    "data_mesh",
+    "energy_score",
+    "enhance",
+    "evaluate",
+    "flow_matching_loss",
+    "fully_connected_edges",
+    "integrate",
+    "load_md17",
+    "load_mocap",
+    "make_graph",
+    "make_windows",
+    "mocap_positions",
+    "mse_loss",
+    "nbody_windows",
+    "parse_amc",
+    "parse_asf",
+    "predict",
+    "prior_scale",
+    "radius_edges",
+    "sample",
+    "sample_from_noise",
+    "shard_batch",
+    "spread_skill",
+    "toy_md",
+    "toy_md_windows",
+    "train",
+    "train_step",
     "trajectory_windows",
 ]
 
@@ -37,7 +72,7 @@ def test_history_needs_two_frames():
 def test_non_finite_coordinates(bad):
     h = np.zeros((2, 3, 3, 3))
     h[1, 2, 0, 1] = bad
-    with pytest.raises(ValueError, match="history must be finite, got .* at index"):
+    with pytest.raises(ValueError, match=r"history must be finite, got .* at index"):
         g.make_windows(h, np.zeros((2, 4, 3, 3)))
 
 
@@ -64,24 +99,30 @@ def test_sampler_arguments(tiny_model, tiny_windows):
 
 
 def test_unknown_protocol_and_prior():
-    with pytest.raises(ValueError, match="protocol must be one of 'geotdm', 'eqmotion', 'egno', got 'x'"):
+    with pytest.raises(
+        ValueError, match="protocol must be one of 'geotdm', 'eqmotion', 'egno', got 'x'"
+    ):
         g.trajectory_windows(np.zeros((500, 3, 3)), np.ones((3, 1)), None, protocol="x")
     with pytest.raises(ValueError, match="prior must be one of 'last', 'cv', got 'zero'"):
         g.GSEFlow(prior="zero", key=jax.random.PRNGKey(0))
 
 
 def test_window_longer_than_trajectory():
-    with pytest.raises(ValueError, match="window .* must fit in every split .* positions needs >= 1500 frames, got 200"):
+    with pytest.raises(
+        ValueError, match=r"window .* must fit in every split .* needs >= 1500 frames, got 200"
+    ):
         g.trajectory_windows(np.zeros((200, 3, 3)), np.ones((3, 1)), g.fully_connected_edges(3))
 
 
 def test_md17_bad_files(tmp_path):
     p = tmp_path / "bad.npz"
     np.savez(p, R=np.zeros((10, 3, 3)))
-    with pytest.raises(ValueError, match="bad.npz must contain key 'z', got keys"):
+    with pytest.raises(ValueError, match=r"bad\.npz must contain key 'z', got keys"):
         g.load_md17(p)
     np.savez(p, R=np.zeros((10, 3, 3)), z=np.ones(4))
-    with pytest.raises(ValueError, match="R and z must agree on N atoms, got R with 3 and z with 4"):
+    with pytest.raises(
+        ValueError, match="R and z must agree on N atoms, got R with 3 and z with 4"
+    ):
         g.load_md17(p)
     R = np.zeros((10, 3, 3))
     R[4, 1, 1] = np.nan

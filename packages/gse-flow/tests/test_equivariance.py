@@ -17,7 +17,9 @@ def setup(tiny_model, tiny_windows):
     graph = w.graph
     attr = jnp.asarray(w.node_attr[0])
     hist = jnp.asarray(w.history[0])
-    x_tau = jnp.asarray(w.future[0]) + 0.3 * jax.random.normal(jax.random.PRNGKey(1), w.future[0].shape)
+    x_tau = jnp.asarray(w.future[0]) + 0.3 * jax.random.normal(
+        jax.random.PRNGKey(1), w.future[0].shape
+    )
     fwd = eqx.filter_jit(lambda m, x, h, a, gr: m(x, jnp.float32(0.37), h, a, gr))
     return dict(graph=graph, attr=attr, hist=hist, x=x_tau, fwd=fwd)
 
@@ -91,7 +93,9 @@ def test_sampler_equivariance_x64(tiny_kwargs, tiny_windows):
     with jax.enable_x64(True):
         model = g.GSEFlow(key=jax.random.PRNGKey(0), **tiny_kwargs)
         model = jax.tree_util.tree_map(
-            lambda a: a.astype(jnp.float64) if isinstance(a, jax.Array) and a.dtype == jnp.float32 else a,
+            lambda a: (
+                a.astype(jnp.float64) if isinstance(a, jax.Array) and a.dtype == jnp.float32 else a
+            ),
             model,
         )
         graph = tiny_windows.graph

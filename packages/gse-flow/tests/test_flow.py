@@ -17,9 +17,7 @@ def _field(x, t):
     return jnp.sin(3.0 * t) * x - 0.5 * x**2 + 1.0
 
 
-@pytest.mark.parametrize(
-    ("solver", "ref"), [("euler", diffrax.Euler()), ("heun", diffrax.Heun())]
-)
+@pytest.mark.parametrize(("solver", "ref"), [("euler", diffrax.Euler()), ("heun", diffrax.Heun())])
 def test_integrate_matches_diffrax(solver, ref):
     x0 = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
     ours = g.integrate(_field, x0, n_steps=10, solver=solver)
@@ -38,7 +36,12 @@ def test_one_euler_step_of_exact_linear_field():
 
     out = g.integrate(exact, x0, n_steps=1, solver="euler")
     assert float(jnp.max(jnp.abs(out - x1))) <= 1e-6
-    assert float(g.cfm_loss(lambda x, t: jnp.broadcast_to(x1 - x0, x.shape), x0, x1, jnp.full((6,), 0.3))) == 0.0
+    assert (
+        float(
+            g.cfm_loss(lambda x, t: jnp.broadcast_to(x1 - x0, x.shape), x0, x1, jnp.full((6,), 0.3))
+        )
+        == 0.0
+    )
 
 
 def _analytic_field(x, t, mu, s):
@@ -84,7 +87,11 @@ def test_gaussian_to_gaussian_learned_field():
     mse = float(jnp.mean((field(mlp, x, t) - _analytic_field(x, t, mu, s)) ** 2))
     assert mse < 1e-3, mse
     # and the learned flow transports N(0, I) to N(μ, s²I)
-    out = g.integrate(lambda xx, tt: field(mlp, xx, jnp.full(xx.shape[:1], tt)),
-                      jax.random.normal(jax.random.PRNGKey(4), (4096, 3)), n_steps=50, solver="heun")
+    out = g.integrate(
+        lambda xx, tt: field(mlp, xx, jnp.full(xx.shape[:1], tt)),
+        jax.random.normal(jax.random.PRNGKey(4), (4096, 3)),
+        n_steps=50,
+        solver="heun",
+    )
     np.testing.assert_allclose(np.asarray(out.mean(0)), np.asarray(mu), atol=0.05)
     np.testing.assert_allclose(np.asarray(out.std(0)), s, atol=0.05)

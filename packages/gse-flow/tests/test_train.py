@@ -18,23 +18,33 @@ import gse_flow as g
 
 
 def test_flow_training_reduces_loss(tiny_model, tiny_windows):
-    res = g.train(tiny_model, tiny_windows, optax.adam(3e-3), 40, key=jax.random.PRNGKey(0), batch_size=8)
+    res = g.train(
+        tiny_model, tiny_windows, optax.adam(3e-3), 40, key=jax.random.PRNGKey(0), batch_size=8
+    )
     assert res.losses.shape == (40,) and np.isfinite(res.losses).all()
     assert res.losses[-10:].mean() < 0.8 * res.losses[:10].mean()
 
 
 def test_egnn_is_equivariant_and_trains(tiny_windows):
     w = tiny_windows
-    model = g.EGNN(n_history=3, n_future=4, hidden=16, n_layers=2, length_scale=0.05, key=jax.random.PRNGKey(1))
+    model = g.EGNN(
+        n_history=3, n_future=4, hidden=16, n_layers=2, length_scale=0.05, key=jax.random.PRNGKey(1)
+    )
     # starts at constant velocity
     np.testing.assert_allclose(g.predict(model, w), g.constant_velocity(w.history, 4), atol=1e-2)
     graph, attr = w.graph, jnp.asarray(w.node_attr[0])
     err = g.check_equivariance(
-        lambda h: model.predict(h, attr, graph), [jnp.asarray(w.history[0])],
-        output="point", key=jax.random.PRNGKey(2), n_trials=5, reflect=True,
+        lambda h: model.predict(h, attr, graph),
+        [jnp.asarray(w.history[0])],
+        output="point",
+        key=jax.random.PRNGKey(2),
+        n_trials=5,
+        reflect=True,
     )
     assert err <= 1e-5
-    res = g.train(model, w, optax.adam(1e-3), 30, key=jax.random.PRNGKey(0), batch_size=8, loss_fn=g.mse_loss)
+    res = g.train(
+        model, w, optax.adam(1e-3), 30, key=jax.random.PRNGKey(0), batch_size=8, loss_fn=g.mse_loss
+    )
     assert res.losses[-5:].mean() < res.losses[:5].mean()
 
 
@@ -83,7 +93,9 @@ _SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_two_device_data_parallel_equals_one_device():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    env = dict(
+        os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu"
+    )
     out = subprocess.run(
         [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=900
     )
@@ -94,3 +106,16 @@ def test_two_device_data_parallel_equals_one_device():
     assert res["loss_rel"] <= 1e-6
     assert res["grad_rel"] <= 1e-6
     assert res["param_rel_20"] <= 1e-5
+
+
+def test_reproduce_matches_parameter_counts():
+    from gse_flow._reproduce import _matched_egnn, _net_kwargs
+
+    w = g.nbody_windows(32, seed=0)
+    kw, vel = _net_kwargs(w, g.prior_scale(w))
+    flow = g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
+    det = g.EquivariantGNN(key=jax.random.PRNGKey(0), **kw)
+    egnn = _matched_egnn(g.count_parameters(flow), kw, vel, jax.random.PRNGKey(1))
+    n = g.count_parameters(flow)
+    assert g.count_parameters(det) == n
+    assert abs(g.count_parameters(egnn) - n) <= 0.2 * n

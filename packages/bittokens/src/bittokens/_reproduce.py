@@ -62,14 +62,14 @@ class Config:
 
 QUICK = Config(
     ("minmax", "add", "mult"),
-    steps=300,
+    steps=200,
     batch_size=32,
     lrs=(1e-3, 3e-3, 1e-2),
     seeds=(0, 1, 2),
     n_train=6000,
-    n_val=48,
-    n_test=150,
-    curve_points=3,
+    n_val=32,
+    n_test=100,
+    curve_points=2,
 )
 FULL = Config(
     tuple(TASKS),

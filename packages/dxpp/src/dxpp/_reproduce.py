@@ -106,7 +106,7 @@ def _portfolio_example(quick: bool, show: bool, seed: int = 0) -> dict[str, Any]
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     fte_t, rte_t = torch.tensor(np.column_stack([fte, np.ones(T_test)])), torch.tensor(rte)
     with torch.no_grad():
         out = {}
@@ -125,7 +125,7 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     plt = require_matplotlib(package="dxpp")
     result = ExperimentResult("dxpp", "penalty-backward QP layer vs KKT layers (qpth, dQP, "
                               "cvxpylayers) and an end-to-end portfolio layer")
-    sizes = [50, 100, 200] if quick else [50, 100, 200, 500, 1000]
+    sizes = [50, 100, 200, 500] if quick else [50, 100, 200, 500, 1000]
     seeds = [0, 1] if quick else [0, 1, 2]
     bwd_curves: dict[str, list[float]] = {}
     with single_thread():
@@ -140,7 +140,8 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
             result.tables.append(_table(f"Random dense QP, n = {n} (mean ± s.e. over "
                                         f"{len(seeds)} seeds, single thread)", runs))
             for m in runs[0]:
-                bwd_curves.setdefault(m, []).append(_mean(runs, m, "backward"))
+                label = m.split(" (auto")[0]
+                bwd_curves.setdefault(label, []).append(_mean(runs, m, "backward"))
         n_simplex = [10_000, 100_000]
         simplex_runs = {n: simplex_case(n) for n in progress(n_simplex, enabled=progress_,
                                                              desc="simplex")}
@@ -165,7 +166,7 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     for m, ys in bwd_curves.items():
         if np.all(np.isfinite(ys)):
-            ax[0].loglog(sizes, ys, "o-", label=m)
+            ax[0].loglog(sizes[: len(ys)], ys, "o-", label=m)
     ax[0].set_xlabel("n")
     ax[0].set_ylabel("backward time (s)")
     ax[0].set_title("Random dense QP: backward pass")

@@ -12,7 +12,9 @@ Given the primal–dual solution ``(x*, ν*, μ*)`` of
 
 (Lagrangian ``½xᵀQx + qᵀx + νᵀ(Gx − h) + μᵀ(Ax − b)``, ``ν ≥ 0``), the active set is
 ``J = {i : h_i − G_i x* ≤ τ_i}`` with the scale-aware threshold
-``τ_i = active_tol · (1 + |h_i| + ‖G_i‖₂‖x*‖₂)``; a constraint in ``J`` whose multiplier is
+``τ_i = active_tol · (1 + |h_i| + ‖G_i‖₂‖x*‖₂)``, plus every constraint whose multiplier
+dominates its slack, ``ν_i‖G_i‖² > 10³·(h_i − G_i x*)·‖Q‖₂`` (interior-point solvers can leave
+an active constraint with a slack of ~√tol); a constraint in ``J`` whose multiplier is
 below ``dual_tol · (1 + ‖ν*‖_∞)`` is *weakly active*. If the backend returns no duals they are
 recovered by least squares on stationarity ``Qx + q + G_Jᵀν_J + Aᵀμ = 0`` and ``ν`` is
 clipped at zero.
@@ -34,6 +36,12 @@ from numpy.typing import NDArray
 from icml26_shared.checks import check_positive
 
 from ._validate import QPData, QPError, canonicalize
+
+
+def spectral_norm(Q: Any) -> float:
+    from ._backward import spectral_norm as _sn
+
+    return _sn(Q)
 
 __all__ = ["QPSolution", "auto_solver", "solve_data", "solve_qp", "solver_options"]
 
@@ -124,7 +132,7 @@ def _recover_duals(Q: Any, q: NDArray, G: Any, A: Any, x: NDArray, active: NDArr
 
 
 def _active_sets(G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float,
-                 dual_tol: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+                 dual_tol: float, q_norm: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     if G.shape[0] == 0:
         empty = np.zeros(0, dtype=bool)
         return empty, empty
@@ -132,7 +140,9 @@ def _active_sets(G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float,
                 else np.linalg.norm(G, axis=1))
     slack = h - G @ x
     tau = active_tol * (1.0 + np.abs(h) + row_norm * np.linalg.norm(x))
-    active = slack <= tau
+    # complementarity test: an interior-point solution can leave an active constraint with a
+    # slack of ~sqrt(tol); ν_i‖G_i‖² ≫ slack_i‖Q‖ (equal units) still marks it active
+    active = (slack <= tau) | (nu * row_norm**2 > 1e3 * np.maximum(slack, 0.0) * q_norm)
     weak = active & (nu <= dual_tol * (1.0 + np.abs(nu).max(initial=0.0)))
     return active, weak
 
@@ -165,10 +175,15 @@ def _solve_one(Q: Any, q: NDArray, G: Any, h: NDArray, A: Any, b: NDArray, solve
     nu = np.asarray(sol.z, dtype=np.float64) if m and sol.z is not None else np.zeros(m)
     mu = np.asarray(sol.y, dtype=np.float64) if p and sol.y is not None else np.zeros(p)
     nu = np.maximum(nu, 0.0)
-    active, weak = _active_sets(G, h, x, nu, active_tol, dual_tol=1e-7)
+    q_norm = spectral_norm(Q) if m else 0.0
+    if m and q_norm == 0.0:
+        q_norm = float(np.median(np.asarray(G.multiply(G).sum(axis=1)).ravel()
+                                 if sp.issparse(G) else np.einsum("ij,ij->i", G, G)))
+    active, weak = _active_sets(G, h, x, nu, active_tol, 1e-7, q_norm)
     if not have_duals or not (np.all(np.isfinite(nu)) and np.all(np.isfinite(mu))):
-        nu, mu = _recover_duals(Q, q, G, A, x, active)
-        active, weak = _active_sets(G, h, x, nu, active_tol, dual_tol=1e-7)
+        by_slack = _active_sets(G, h, x, np.zeros(m), active_tol, 1e-7, q_norm)[0]
+        nu, mu = _recover_duals(Q, q, G, A, x, by_slack)
+        active, weak = _active_sets(G, h, x, nu, active_tol, 1e-7, q_norm)
     return x, nu, mu, active, weak
 
 

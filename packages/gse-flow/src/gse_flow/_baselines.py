@@ -59,7 +59,9 @@ class _EGCL(eqx.Module):
 
     def __init__(self, hidden: int, n_vec: int, key: jax.Array):
         k = jax.random.split(key, 4)
-        self.phi_e = eqx.nn.MLP(2 * hidden + 1 + n_vec, hidden, hidden, 1, jax.nn.silu, jax.nn.silu, key=k[0])
+        self.phi_e = eqx.nn.MLP(
+            2 * hidden + 1 + n_vec, hidden, hidden, 1, jax.nn.silu, jax.nn.silu, key=k[0]
+        )
         self.phi_x = eqx.nn.MLP(hidden, n_vec, hidden, 1, jax.nn.silu, key=k[1])
         self.phi_v = eqx.nn.Linear(hidden, n_vec, key=k[2])
         self.phi_h = eqx.nn.MLP(2 * hidden, hidden, hidden, 1, jax.nn.silu, key=k[3])
@@ -67,7 +69,12 @@ class _EGCL(eqx.Module):
     def small(self) -> _EGCL:
         """Scale the coordinate updates down so the model starts at constant velocity."""
         return eqx.tree_at(
-            lambda m: (m.phi_x.layers[-1].weight, m.phi_x.layers[-1].bias, m.phi_v.weight, m.phi_v.bias),
+            lambda m: (
+                m.phi_x.layers[-1].weight,
+                m.phi_x.layers[-1].bias,
+                m.phi_v.weight,
+                m.phi_v.bias,
+            ),
             self,
             (
                 self.phi_x.layers[-1].weight * 0.01,
@@ -86,7 +93,9 @@ class _EGCL(eqx.Module):
         m = jax.vmap(jax.vmap(self.phi_e))(jnp.concatenate([hi, h[nb], d2, dots], axis=-1))
         m = m * graph.mask[..., None]
         coef = jax.vmap(jax.vmap(self.phi_x))(m)  # (N, D, F)
-        upd = masked_mean(jnp.einsum("ndf,ndc->ndfc", coef, r).reshape(*nb.shape, -1), graph.mask, (1,))
+        upd = masked_mean(
+            jnp.einsum("ndf,ndc->ndfc", coef, r).reshape(*nb.shape, -1), graph.mask, (1,)
+        )
         V = (1.0 + jax.vmap(self.phi_v)(h))[..., None] * V + upd.reshape(V.shape)
         h = h + jax.vmap(self.phi_h)(jnp.concatenate([h, jnp.sum(m, axis=1)], axis=-1))
         return h, V

@@ -66,7 +66,9 @@ class Windows(NamedTuple):
     edges: Any
     prior_mean: Any = None
 
-    def __len__(self) -> int:
+    @property
+    def n_windows(self) -> int:
+        """B, the number of windows."""
         return int(self.history.shape[0])
 
     @property
@@ -77,7 +79,9 @@ class Windows(NamedTuple):
     def take(self, index: Any) -> Windows:
         """The windows at ``index`` (numpy indexing on the batch axis)."""
         pm = None if self.prior_mean is None else self.prior_mean[index]
-        return Windows(self.history[index], self.future[index], self.node_attr[index], self.edges, pm)
+        return Windows(
+            self.history[index], self.future[index], self.node_attr[index], self.edges, pm
+        )
 
 
 def make_windows(
@@ -117,8 +121,11 @@ def make_windows(
             raise ValueError(f"prior_mean must have shape {fut.shape}, got {pm.shape}")
         pm = pm.astype(np.float32)
     return Windows(
-        hist.astype(np.float32), fut.astype(np.float32), np.ascontiguousarray(attr, np.float32),
-        e.astype(np.int32), pm,
+        hist.astype(np.float32),
+        fut.astype(np.float32),
+        np.ascontiguousarray(attr, np.float32),
+        e.astype(np.int32),
+        pm,
     )
 
 
@@ -156,7 +163,9 @@ def nbody_windows(
     H = check_positive_int(n_history, "n_history", minimum=2)
     F = check_positive_int(n_future, "n_future")
     pos, _, charges = nbody_trajectories(B, H + F, n_particles=n_particles, seed=seed)
-    return make_windows(pos[:, :H], pos[:, H:], charges[..., None], fully_connected_edges(n_particles))
+    return make_windows(
+        pos[:, :H], pos[:, H:], charges[..., None], fully_connected_edges(n_particles)
+    )
 
 
 @dataclass(frozen=True)
@@ -213,7 +222,7 @@ def trajectory_windows(
     else:
         p = PROTOCOLS[check_choice(protocol, "protocol", list(PROTOCOLS))]
     x = check_finite_array(positions, "positions", ndim=3)
-    T, N, _ = x.shape
+    T, _, _ = x.shape
     length = p.n_history + p.n_future
     counts = p.n_windows(T)
     if min(counts) < 1:
@@ -239,8 +248,21 @@ def trajectory_windows(
 # ---------------------------------------------------------------------------- toy MD
 def _toy_topology() -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """A fixed 21-atom (aspirin-sized: 13 heavy atoms, 8 hydrogens) bonded topology."""
-    heavy = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0),  # ring
-             (0, 6), (6, 7), (6, 8), (1, 9), (9, 10), (10, 11), (10, 12)]
+    heavy = [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (3, 4),
+        (4, 5),
+        (5, 0),  # ring
+        (0, 6),
+        (6, 7),
+        (6, 8),
+        (1, 9),
+        (9, 10),
+        (10, 11),
+        (10, 12),
+    ]
     hydro = [(2, 13), (3, 14), (4, 15), (5, 16), (8, 17), (11, 18), (11, 19), (11, 20)]
     bonds = np.array(heavy + hydro)
     z = np.array([6] * 6 + [6, 8, 8, 8, 6, 6, 8] + [1] * 8, dtype=np.float64)
@@ -252,10 +274,14 @@ def _angles(bonds: NDArray[np.int64], n: int) -> NDArray[np.int64]:
     for a, b in bonds:
         nbrs[a].append(b)
         nbrs[b].append(a)
-    return np.array([(i, j, k) for j in range(n) for ii, i in enumerate(nbrs[j]) for k in nbrs[j][ii + 1 :]])
+    return np.array(
+        [(i, j, k) for j in range(n) for ii, i in enumerate(nbrs[j]) for k in nbrs[j][ii + 1 :]]
+    )
 
 
-def _toy_forces(x: NDArray, bonds, angles, pairs, k_b=200.0, r0=1.0, k_a=40.0, th0=2.0, eps=0.2, sig=1.4):
+def _toy_forces(
+    x: NDArray, bonds, angles, pairs, k_b=200.0, r0=1.0, k_a=40.0, th0=2.0, eps=0.2, sig=1.4
+):
     f = np.zeros_like(x)
     d = x[:, bonds[:, 0]] - x[:, bonds[:, 1]]
     r = np.linalg.norm(d, axis=-1, keepdims=True)
@@ -344,4 +370,6 @@ def toy_md_windows(
     H = check_positive_int(n_history, "n_history", minimum=2)
     F = check_positive_int(n_future, "n_future")
     pos, z, edges = toy_md(n_windows, H + F, seed=seed)
-    return make_windows(pos[:, :H], pos[:, H:], np.broadcast_to(z[None, :, None] / 10, (len(pos), len(z), 1)), edges)
+    return make_windows(
+        pos[:, :H], pos[:, H:], np.broadcast_to(z[None, :, None] / 10, (len(pos), len(z), 1)), edges
+    )

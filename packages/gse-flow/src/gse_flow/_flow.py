@@ -94,7 +94,11 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     """
     hist = jnp.asarray(batch.history)
     x1 = jnp.asarray(batch.future)
-    graph = make_graph(batch.edges, hist.shape[2]) if not isinstance(batch.edges, Graph) else batch.edges
+    graph = (
+        make_graph(batch.edges, hist.shape[2])
+        if not isinstance(batch.edges, Graph)
+        else batch.edges
+    )
     k_tau, k_eps = jax.random.split(key)
     tau = jax.random.uniform(k_tau, (hist.shape[0],), x1.dtype)
     x0 = _prior(model, batch) + model.sigma * centered_noise(k_eps, x1.shape, x1.dtype)
@@ -111,7 +115,11 @@ def mse_loss(model: Any, batch: Windows, key: jax.Array) -> jax.Array:
     baselines (``key`` is unused; it keeps the trainer's signature)."""
     del key
     hist = jnp.asarray(batch.history)
-    graph = make_graph(batch.edges, hist.shape[2]) if not isinstance(batch.edges, Graph) else batch.edges
+    graph = (
+        make_graph(batch.edges, hist.shape[2])
+        if not isinstance(batch.edges, Graph)
+        else batch.edges
+    )
     pred = jax.vmap(model.predict, in_axes=(0, 0, None))(hist, jnp.asarray(batch.node_attr), graph)
     return jnp.mean(jnp.sum((pred - jnp.asarray(batch.future)) ** 2, axis=-1))
 
@@ -120,27 +128,30 @@ def integrate(
     field: Callable[[jax.Array, jax.Array], jax.Array],
     x0: jax.Array,
     *,
-    n_steps: int = 10,
+    n_steps: int | jax.Array = 10,
     solver: str = "euler",
 ) -> jax.Array:
-    """Integrate ``dx/dτ = field(x, τ)`` from τ = 0 to 1 on a uniform grid of ``n_steps``.
+    """Integrate ``dx/dτ = field(x, τ)`` from τ = 0 to 1 on a uniform grid of ``n_steps``
+    (a Python int, or a traced integer so one compiled sampler serves every step count).
 
     Euler: ``x ← x + h f(x, τ)``; Heun: ``x ← x + h/2 (f(x, τ) + f(x + h f(x, τ), τ + h))``.
     """
-    n = check_positive_int(n_steps, "n_steps")
+    if isinstance(n_steps, int | np.integer):
+        check_positive_int(n_steps, "n_steps")
     check_choice(solver, "solver", SOLVERS)
-    h = 1.0 / n
+    x0 = jnp.asarray(x0)
+    n = jnp.asarray(n_steps, jnp.int32)
+    h = 1.0 / n.astype(x0.dtype)
 
-    def step(x: jax.Array, i: jax.Array) -> tuple[jax.Array, None]:
+    def step(i: jax.Array, x: jax.Array) -> jax.Array:
         t = i.astype(x.dtype) * h
         k1 = field(x, t)
         if solver == "euler":
-            return x + h * k1, None
+            return x + h * k1
         k2 = field(x + h * k1, t + h)
-        return x + 0.5 * h * (k1 + k2), None
+        return x + 0.5 * h * (k1 + k2)
 
-    x, _ = jax.lax.scan(step, x0, jnp.arange(n))
-    return x
+    return jax.lax.fori_loop(0, n, step, x0)
 
 
 def sample_from_noise(
@@ -181,8 +192,15 @@ def _sample_batch(
 ) -> jax.Array:
     def one(h, a, e, pm):
         return sample_from_noise(
-            model, h, e, node_attr=a, graph=graph, n_steps=n_steps, solver=solver,
-            prior_mean=pm, use_cache=use_cache,
+            model,
+            h,
+            e,
+            node_attr=a,
+            graph=graph,
+            n_steps=n_steps,
+            solver=solver,
+            prior_mean=pm,
+            use_cache=use_cache,
         )
 
     over_k = jax.vmap(one, in_axes=(None, None, 0, None))
@@ -245,8 +263,15 @@ def sample(
         idx = np.arange(start, start + batch_size).clip(max=B - 1)
         pm = None if w.prior_mean is None else jnp.asarray(w.prior_mean[idx])
         res = _sample_batch(
-            model, jnp.asarray(w.history[idx]), jnp.asarray(w.node_attr[idx]), graph,
-            eps[idx], pm, n_steps, solver, use_cache,
+            model,
+            jnp.asarray(w.history[idx]),
+            jnp.asarray(w.node_attr[idx]),
+            graph,
+            eps[idx],
+            pm,
+            jnp.asarray(n_steps, jnp.int32),
+            solver,
+            use_cache,
         )
         out.append(np.asarray(res)[: min(batch_size, B - start)])
     samples = np.concatenate(out, axis=0)

@@ -37,11 +37,11 @@ import numpy as np
 __all__ = [
     "Conv",
     "Graph",
+    "fast_init",
     "make_graph",
     "masked_mean",
     "masked_softmax",
     "relabel_pseudoscalars",
-    "fast_init",
     "safe_norm",
     "scale_by_mul",
     "seed_of",

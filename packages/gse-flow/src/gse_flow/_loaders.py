@@ -49,13 +49,17 @@ def load_md17(
     with np.load(Path(path)) as data:
         for name in ("R", "z"):
             if name not in data.files:
-                raise ValueError(f"{Path(path).name} must contain key {name!r}, got keys {data.files}")
+                raise ValueError(
+                    f"{Path(path).name} must contain key {name!r}, got keys {data.files}"
+                )
         R = check_finite_array(data["R"], "R", ndim=3)
         z = np.asarray(data["z"]).ravel()
     if R.shape[2] != 3:
         raise ValueError(f"R must have shape (T, N, 3), got {R.shape}")
     if R.shape[1] != z.shape[0]:
-        raise ValueError(f"R and z must agree on N atoms, got R with {R.shape[1]} and z with {z.shape[0]}")
+        raise ValueError(
+            f"R and z must agree on N atoms, got R with {R.shape[1]} and z with {z.shape[0]}"
+        )
     edges = radius_edges(R[0], check_positive(cutoff, "cutoff"))
     return trajectory_windows(R, z[:, None] / 10.0, edges, protocol=protocol)
 
@@ -147,9 +151,9 @@ def _euler(angles: dict[str, float], order: str) -> NDArray[np.float64]:
     return m
 
 
-def mocap_positions(skeleton: dict[str, Any], frames: list[dict[str, NDArray]]) -> tuple[
-    NDArray[np.float64], NDArray[np.int32]
-]:
+def mocap_positions(
+    skeleton: dict[str, Any], frames: list[dict[str, NDArray]]
+) -> tuple[NDArray[np.float64], NDArray[np.int32]]:
     """Forward kinematics: joint positions ``(T, 1 + n_bones, 3)`` (root first, then bones in
     parent-first order; a bone's position is its end point) and bone edges ``(2, 2·n_bones)``."""
     bones, order = skeleton["bones"], skeleton["order"]
@@ -157,7 +161,9 @@ def mocap_positions(skeleton: dict[str, Any], frames: list[dict[str, NDArray]]) 
     names = ["root", *order]
     index = {n: i for i, n in enumerate(names)}
     parent = {c: p for p, cs in skeleton["children"].items() for c in cs}
-    C = {n: _euler(dict(zip(b["axis_order"], b["axis"])), b["axis_order"]) for n, b in bones.items()}
+    C = {
+        n: _euler(dict(zip(b["axis_order"], b["axis"])), b["axis_order"]) for n, b in bones.items()
+    }
     out = np.zeros((len(frames), len(names), 3))
     for t, fr in enumerate(frames):
         vals = dict(zip(root["order"], fr.get("root", np.zeros(6))))

@@ -136,9 +136,7 @@ class _Update(eqx.Module):
 def _concat_irreps(*irreps: e3nn.Irreps) -> e3nn.Irreps:
     total = e3nn.Irreps("")
     for ir in irreps:
-        total = total + e3nn.Irreps(
-            [(mul, "0e" if i == e3nn.Irrep("0o") else i) for mul, i in ir]
-        )
+        total = total + e3nn.Irreps([(mul, "0e" if i == e3nn.Irrep("0o") else i) for mul, i in ir])
     return total.regroup()
 
 
@@ -231,8 +229,15 @@ def _frame_features(n_frames: int, offset: int, total: int, dtype) -> jax.Array:
 
 
 def _build_parts(
-    irreps_s: str, allowed_s: str, ctx_s: str, cfg_items: tuple, n_scalar: int, n_inv: int,
-    d_key: int, n_layers: int, key: jax.Array,
+    irreps_s: str,
+    allowed_s: str,
+    ctx_s: str,
+    cfg_items: tuple,
+    n_scalar: int,
+    n_inv: int,
+    d_key: int,
+    n_layers: int,
+    key: jax.Array,
 ) -> dict:
     """Create every sub-module (called through :func:`fast_init`)."""
     irreps, allowed, irreps_ctx = e3nn.Irreps(irreps_s), e3nn.Irreps(allowed_s), e3nn.Irreps(ctx_s)
@@ -357,8 +362,16 @@ class GSEFlow(eqx.Module):
         n_scalar = self.node_attr_dim + 3 + 1 + 2
         n_inv = _N_TIME + 2 + self.node_attr_dim
         parts = fast_init(
-            _build_parts, key, str(self.irreps), str(allowed), str(irreps_ctx),
-            tuple(sorted(cfg.items())), n_scalar, n_inv, self.d_key, n_layers,
+            _build_parts,
+            key,
+            str(self.irreps),
+            str(allowed),
+            str(irreps_ctx),
+            tuple(sorted(cfg.items())),
+            n_scalar,
+            n_inv,
+            self.d_key,
+            n_layers,
         )
         # the time modulations start at the identity map
         mods = [parts["embed_mod"], *[layer.modulation for layer in parts["future_layers"]]]
@@ -386,8 +399,13 @@ class GSEFlow(eqx.Module):
         return jnp.broadcast_to(last[None], (self.n_future, *last.shape))
 
     def _embed(
-        self, pos: jax.Array, prev: jax.Array, anchor: jax.Array, node_attr: jax.Array,
-        frame_offset: int, is_history: bool,
+        self,
+        pos: jax.Array,
+        prev: jax.Array,
+        anchor: jax.Array,
+        node_attr: jax.Array,
+        frame_offset: int,
+        is_history: bool,
     ) -> tuple[e3nn.IrrepsArray, jax.Array, jax.Array]:
         """Features of a segment ``pos`` ``(T, N, 3)``; ``prev`` is the frame before it."""
         T, N, _ = pos.shape
@@ -422,12 +440,16 @@ class GSEFlow(eqx.Module):
         return h, vel, norms
 
     def _intra(
-        self, layer: _HistoryLayer | _FutureLayer, h: e3nn.IrrepsArray, pos: jax.Array,
-        graph: Graph, window: int | None,
+        self,
+        layer: _HistoryLayer | _FutureLayer,
+        h: e3nn.IrrepsArray,
+        pos: jax.Array,
+        graph: Graph,
+        window: int | None,
     ) -> e3nn.IrrepsArray:
         """Spatial + temporal tensor-product messages within one segment ``(T, N)``, each kind
         mean-aggregated over the receiver's sources, then summed."""
-        T, N, _ = pos.shape
+        T, _, _ = pos.shape
         x = pos / self.length_scale
         dtype = x.dtype
         nb = graph.neighbors
@@ -457,7 +479,9 @@ class GSEFlow(eqx.Module):
         hist = history - centre
         N = hist.shape[1]
         h, _, _ = self._embed(hist, hist[0], hist[-1], node_attr, 0, True)
-        src = jnp.concatenate([jnp.arange(N, dtype=graph.neighbors.dtype)[:, None], graph.neighbors], 1)
+        src = jnp.concatenate(
+            [jnp.arange(N, dtype=graph.neighbors.dtype)[:, None], graph.neighbors], 1
+        )
         src_mask = jnp.concatenate([jnp.ones((N, 1), graph.mask.dtype), graph.mask], 1)
         keys, values = [], []
         for hl, fl in zip(self.history_layers, self.future_layers):

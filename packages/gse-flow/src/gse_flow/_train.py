@@ -51,7 +51,11 @@ def data_mesh(n_devices: int | None = None) -> jax.sharding.Mesh:
 def _as_device_batch(batch: Windows, graph: Graph) -> Windows:
     pm = None if batch.prior_mean is None else jnp.asarray(batch.prior_mean)
     return Windows(
-        jnp.asarray(batch.history), jnp.asarray(batch.future), jnp.asarray(batch.node_attr), graph, pm
+        jnp.asarray(batch.history),
+        jnp.asarray(batch.future),
+        jnp.asarray(batch.node_attr),
+        graph,
+        pm,
     )
 
 
@@ -61,8 +65,10 @@ def shard_batch(batch: Windows, mesh: jax.sharding.Mesh) -> Windows:
     split = jax.sharding.NamedSharding(mesh, P("data"))
     repl = jax.sharding.NamedSharding(mesh, P())
     n = mesh.devices.size
-    if len(batch) % n:
-        raise ValueError(f"batch_size must be a multiple of the {n} mesh devices, got {len(batch)}")
+    if batch.n_windows % n:
+        raise ValueError(
+            f"batch_size must be a multiple of the {n} mesh devices, got {batch.n_windows}"
+        )
     pm = None if batch.prior_mean is None else jax.device_put(batch.prior_mean, split)
     return Windows(
         jax.device_put(batch.history, split),
@@ -126,7 +132,7 @@ def train(
     """
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
-    n = len(data)
+    n = data.n_windows
     if batch_size > n:
         raise ValueError(f"batch_size must be <= the {n} training windows, got {batch_size}")
     graph = data.graph
@@ -145,7 +151,9 @@ def train(
         batch = _as_device_batch(data.take(idx), graph)
         if mesh is not None:
             batch = shard_batch(batch, mesh)
-        model, opt_state, loss = train_step(model, opt_state, batch, loss_keys[i], optimizer, loss_fn)
+        model, opt_state, loss = train_step(
+            model, opt_state, batch, loss_keys[i], optimizer, loss_fn
+        )
         losses[i] = float(loss)
     return TrainResult(model, losses)
 
@@ -159,7 +167,7 @@ def predict(model: Any, windows: Windows, *, batch_size: int = 128) -> NDArray[n
     """Deterministic predictions ``(B, F, N, 3)`` of a baseline with a ``predict`` method."""
     batch_size = check_positive_int(batch_size, "batch_size")
     graph = windows.graph
-    B = len(windows)
+    B = windows.n_windows
     out = []
     for start in range(0, B, batch_size):
         idx = np.arange(start, start + batch_size).clip(max=B - 1)

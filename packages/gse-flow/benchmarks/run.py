@@ -1,0 +1,126 @@
+"""Throughput of GSE-Flow (our reconstruction) next to the EGNN baseline, in one run.
+
+    .venv/bin/python packages/gse-flow/benchmarks/run.py [--quick] [--out reports/bench/gse-flow.json]
+
+Measures, on charged N-body (5 nodes) and a 21-atom toy-MD window (10 + 20 frames):
+training windows/s (one optimizer step, after compilation), sampled trajectories/s (K = 5,
+10 Euler steps) with and without the history cache, and EGNN predictions/s. Ratios are
+computed from timings taken side by side in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import gse_flow as g
+
+
+def _best(fn, repeats: int) -> float:
+    fn()  # compile / warm up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def _bench(name: str, w: g.Windows, cutoff: float, batch: int, repeats: int) -> dict:
+    kw = dict(
+        n_history=10,
+        n_future=20,
+        node_attr_dim=1,
+        irreps_hidden="16x0e+8x1o",
+        sh_lmax=1,
+        n_layers=2,
+        cutoff=cutoff,
+        sigma=g.prior_scale(w),
+    )
+    flow = g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
+    egnn = g.EGNN(hidden=32, n_layers=4, length_scale=0.05, key=jax.random.PRNGKey(0))
+    opt = optax.adam(1e-3)
+    graph = w.graph
+    sub = w.take(np.arange(batch))
+    dev = g.Windows(
+        jnp.asarray(sub.history), jnp.asarray(sub.future), jnp.asarray(sub.node_attr), graph
+    )
+    key = jax.random.PRNGKey(1)
+    res = {"dataset": name, "batch": batch}
+    for label, model, loss in (
+        ("gse_flow", flow, g.flow_matching_loss),
+        ("egnn", egnn, g.mse_loss),
+    ):
+        state = opt.init(eqx.filter(model, eqx.is_inexact_array))
+
+        def step(model=model, state=state, loss=loss):
+            out = g.train_step(model, state, dev, key, opt, loss)
+            jax.block_until_ready(out[2])
+
+        res[f"{label}_train_windows_per_s"] = batch / _best(step, repeats)
+    hist = sub.history
+
+    def samp(cache: bool):
+        return lambda: g.sample(
+            flow,
+            hist,
+            key,
+            node_attr=sub.node_attr,
+            edges=sub.edges,
+            k=5,
+            n_steps=10,
+            use_cache=cache,
+            batch_size=batch,
+        )
+
+    t_cache = _best(samp(True), repeats)
+    t_nocache = _best(samp(False), repeats)
+    res["gse_flow_samples_per_s"] = 5 * batch / t_cache
+    res["gse_flow_samples_per_s_no_cache"] = 5 * batch / t_nocache
+    res["history_cache_speedup"] = t_nocache / t_cache
+    res["egnn_predictions_per_s"] = batch / _best(
+        lambda: g.predict(egnn, sub, batch_size=batch), repeats
+    )
+    res["params"] = {"gse_flow": g.count_parameters(flow), "egnn": g.count_parameters(egnn)}
+    return res
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default="reports/bench/gse-flow.json")
+    args = parser.parse_args()
+    batch, repeats = (16, 2) if args.quick else (32, 5)
+    rows = [
+        _bench("nbody (N=5)", g.nbody_windows(batch, seed=0), 8.0, batch, repeats),
+        _bench("toy MD (N=21)", g.toy_md_windows(batch, seed=0), 3.0, batch, repeats),
+    ]
+    print(
+        f"{'dataset':16s} {'flow train w/s':>15s} {'EGNN train w/s':>15s} {'flow samples/s':>15s} "
+        f"{'no-cache':>10s} {'cache x':>8s} {'EGNN pred/s':>12s}"
+    )
+    for r in rows:
+        print(
+            f"{r['dataset']:16s} {r['gse_flow_train_windows_per_s']:15.1f} "
+            f"{r['egnn_train_windows_per_s']:15.1f} {r['gse_flow_samples_per_s']:15.1f} "
+            f"{r['gse_flow_samples_per_s_no_cache']:10.1f} {r['history_cache_speedup']:8.2f} "
+            f"{r['egnn_predictions_per_s']:12.1f}"
+        )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps({"package": "gse-flow", "quick": args.quick, "results": rows}, indent=2)
+    )
+    print(f"written {out}")
+
+
+if __name__ == "__main__":
+    main()
