@@ -32,6 +32,7 @@ def test_velocity_rotation_translation(tiny_model, setup):
         key=jax.random.PRNGKey(7),
         n_trials=20,
     )
+    print(f"[measure] velocity rotation+translation rel err {err:.2e}")
     assert err <= 1e-5, err
 
 
@@ -59,6 +60,7 @@ def test_chiral_is_se3_not_e3(tiny_kwargs, setup):
     refl = g.check_equivariance(
         f, [s["x"], s["hist"]], key=jax.random.PRNGKey(9), n_trials=5, reflect=True
     )
+    print(f"[measure] chiral: rotation rel err {rot:.2e}, reflection rel diff {refl:.2e}")
     assert rot <= 1e-5, rot
     assert refl > 1e-2, refl
 
@@ -70,7 +72,9 @@ def test_node_permutation(tiny_model, tiny_windows, setup):
     v = s["fwd"](tiny_model, s["x"], s["hist"], s["attr"], s["graph"])
     graph_p = g.make_graph(inv[tiny_windows.edges], 4)
     v_p = s["fwd"](tiny_model, s["x"][:, perm], s["hist"][:, perm], s["attr"][perm], graph_p)
-    assert float(jnp.max(jnp.abs(v_p - v[:, perm]))) <= 1e-6
+    perm_err = float(jnp.max(jnp.abs(v_p - v[:, perm])))
+    print(f"[measure] permutation max abs err {perm_err:.2e}")
+    assert perm_err <= 1e-6
 
 
 @pytest.mark.parametrize("solver", ["euler", pytest.param("heun", marks=pytest.mark.slow)])
@@ -109,6 +113,7 @@ def test_sampler_equivariance_x64(tiny_kwargs, tiny_windows):
         err = g.check_equivariance(
             run, [hist], [eps], output="point", key=jax.random.PRNGKey(5), n_trials=5
         )
+    print(f"[measure] sampler euler x64 rel err {err:.2e}")
     assert err <= 1e-10, err
 
 

@@ -23,7 +23,9 @@ def test_integrate_matches_diffrax(solver, ref):
     ours = g.integrate(_field, x0, n_steps=10, solver=solver)
     term = diffrax.ODETerm(lambda t, y, args: _field(y, t))
     sol = diffrax.diffeqsolve(term, ref, t0=0.0, t1=1.0, dt0=0.1, y0=x0)
-    assert float(jnp.max(jnp.abs(ours - sol.ys[-1]))) <= 1e-5
+    diff = float(jnp.max(jnp.abs(ours - sol.ys[-1])))
+    print(f"[measure] {solver} vs diffrax max abs diff {diff:.2e}")
+    assert diff <= 1e-5
 
 
 def test_one_euler_step_of_exact_linear_field():
@@ -35,7 +37,9 @@ def test_one_euler_step_of_exact_linear_field():
         return (x1 - x) / (1.0 - t)
 
     out = g.integrate(exact, x0, n_steps=1, solver="euler")
-    assert float(jnp.max(jnp.abs(out - x1))) <= 1e-6
+    gap = float(jnp.max(jnp.abs(out - x1)))
+    print(f"[measure] one Euler step of the exact field: max abs err {gap:.2e}")
+    assert gap <= 1e-6
     assert (
         float(
             g.cfm_loss(lambda x, t: jnp.broadcast_to(x1 - x0, x.shape), x0, x1, jnp.full((6,), 0.3))
@@ -85,6 +89,7 @@ def test_gaussian_to_gaussian_learned_field():
         mu + s * jax.random.normal(jax.random.PRNGKey(3), (4096, 3))
     )
     mse = float(jnp.mean((field(mlp, x, t) - _analytic_field(x, t, mu, s)) ** 2))
+    print(f"[measure] Gaussian toy learned-vs-analytic field MSE {mse:.2e}")
     assert mse < 1e-3, mse
     # and the learned flow transports N(0, I) to N(μ, s²I)
     out = g.integrate(

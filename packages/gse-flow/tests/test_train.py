@@ -101,7 +101,7 @@ def test_two_device_data_parallel_equals_one_device():
     )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
-    print(res)
+    print(f"[measure] data parallel: {res}")
     assert res["n_devices"] == 2 and res["replicated"]
     assert res["loss_rel"] <= 1e-6
     assert res["grad_rel"] <= 1e-6

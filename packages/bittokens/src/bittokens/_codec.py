@@ -259,7 +259,11 @@ def decode(bits: Any, precision: str | None = "float64") -> Any:
     if arr.dtype.kind == "f":
         b = arr > 0
     elif arr.dtype.kind in "biu":
-        if arr.size and arr.dtype.kind != "b" and (arr.max() > 1 or arr.min() < 0):
+        if (
+            arr.size
+            and arr.dtype.kind != "b"
+            and (arr.max() > 1 or (arr.dtype.kind == "i" and arr.min() < 0))
+        ):
             raise ValueError(
                 f"bits must hold only 0 and 1, got values in [{arr.min()}, {arr.max()}]"
             )

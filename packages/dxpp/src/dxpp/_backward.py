@@ -142,7 +142,7 @@ def _sparse_factor(H: Any) -> _Factor:
 
         f = qdldl.Solver(sp.triu(H, format="csc"), upper=True)
         return _Factor(f.solve, "qdldl")
-    except ImportError:  # pragma: no cover - qdldl ships with cvxpy/libdqp
+    except ImportError:  # pragma: no cover - qdldl is a declared dependency
         lu = spla.splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                        options={"SymmetricMode": True})
         return _Factor(lu.solve, "superlu")
