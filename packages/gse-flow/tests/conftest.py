@@ -32,6 +32,13 @@ def tiny_model() -> g.GSEFlow:
 
 
 @pytest.fixture(scope="session")
+def light_model() -> g.GSEFlow:
+    """``l <= 1`` variant: compiles about twice as fast, for tests that do not probe ``l = 2``."""
+    kw = dict(TINY, irreps_hidden="8x0e+4x1o", sh_lmax=1)
+    return g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
+
+
+@pytest.fixture(scope="session")
 def tiny_kwargs() -> dict:
     return dict(TINY)
 

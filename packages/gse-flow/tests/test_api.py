@@ -83,17 +83,17 @@ def test_edge_index_out_of_range():
         g.make_graph(np.zeros((3, 2), int), 3)
 
 
-def test_sampler_arguments(tiny_model, tiny_windows):
+def test_sampler_arguments(light_model, tiny_windows):
     h = tiny_windows.history[0]
     key = jax.random.PRNGKey(0)
     with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
-        g.sample(tiny_model, h, key, k=0)
+        g.sample(light_model, h, key, k=0)
     with pytest.raises(ValueError, match="n_steps must be an integer >= 1, got 0"):
-        g.sample(tiny_model, h, key, n_steps=0)
+        g.sample(light_model, h, key, n_steps=0)
     with pytest.raises(ValueError, match="solver must be one of 'euler', 'heun', got 'rk4'"):
-        g.sample(tiny_model, h, key, solver="rk4")
+        g.sample(light_model, h, key, solver="rk4")
     with pytest.raises(ValueError, match="history must have 3 frames"):
-        g.sample(tiny_model, tiny_windows.history[0, :2], key)
+        g.sample(light_model, tiny_windows.history[0, :2], key)
     with pytest.raises(ValueError, match="solver must be one of"):
         g.integrate(lambda x, t: x, np.zeros(3), solver="midpoint")
 

@@ -17,9 +17,9 @@ import pytest
 import gse_flow as g
 
 
-def test_flow_training_reduces_loss(tiny_model, tiny_windows):
+def test_flow_training_reduces_loss(light_model, tiny_windows):
     res = g.train(
-        tiny_model, tiny_windows, optax.adam(3e-3), 40, key=jax.random.PRNGKey(0), batch_size=8
+        light_model, tiny_windows, optax.adam(3e-3), 40, key=jax.random.PRNGKey(0), batch_size=8
     )
     assert res.losses.shape == (40,) and np.isfinite(res.losses).all()
     assert res.losses[-10:].mean() < 0.8 * res.losses[:10].mean()

@@ -1,6 +1,7 @@
 """``python -m gse_flow reproduce [--quick]``: charged N-body, GSE-Flow vs the baselines.
 
-Quick: 500/100/100 train/val/test windows, one seed, short training. Full: 3000/500/1000, 3
+Quick: 500/100/64 train/val/test windows, one seed, 150 steps of batch 16 (a smoke-scale
+budget: about 7 CPU-minutes). Full: 3000/500/1000, 3
 seeds, longer training, plus a toy-MD table. All networks are trained by the same trainer for
 the same number of steps and batch size; the EGNN's width is chosen so its parameter count is
 within ±20% of GSE-Flow's (the deterministic GNN is the same network, so equal).
@@ -41,10 +42,10 @@ def _config(quick: bool) -> dict:
         return dict(
             n_train=500,
             n_val=100,
-            n_test=100,
-            n_sweep=24,
+            n_test=64,
+            n_sweep=16,
             seeds=(0,),
-            steps=200,
+            steps=150,
             batch=16,
             md=False,
         )
