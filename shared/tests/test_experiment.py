@@ -63,3 +63,10 @@ def test_main_command_line(tmp_path, capsys):
     assert code == 0
     assert "ours" in capsys.readouterr().out
     assert (tmp_path / "toy.png").is_file()
+
+
+def test_markdown_cells_escape_pipes():
+    t = ex.ResultTable("t", ["|x|"])
+    t.add_row("a|b", **{"|x|": "|miss - alpha| = 0.01"})
+    row = t.to_markdown().splitlines()[-1]
+    assert row == r"| a\|b | \|miss - alpha\| = 0.01 |"

@@ -38,6 +38,7 @@ __all__ = [
     "Experiment",
     "ExperimentResult",
     "ResultTable",
+    "escape_cell",
     "main",
     "progress",
     "require_matplotlib",
@@ -65,6 +66,11 @@ class Estimate:
             return str(self.mean)
         body = _fmt_number(self.mean, digits)
         return body if self.se == 0 else f"{body} ± {_fmt_number(self.se, digits)}"
+
+
+def escape_cell(text: str) -> str:
+    """Make ``text`` safe inside a markdown table cell (pipes escaped, newlines flattened)."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _fmt_number(x: float, digits: int = 3) -> str:
@@ -115,10 +121,12 @@ class ResultTable:
         return _fmt_number(v, digits)
 
     def to_markdown(self, digits: int = 3) -> str:
-        head = "| method | " + " | ".join(self.columns) + " |"
+        head = "| method | " + " | ".join(escape_cell(c) for c in self.columns) + " |"
         sep = "|---|" + "---|" * len(self.columns)
         body = [
-            f"| {m} | " + " | ".join(self._cell(m, c, digits) for c in self.columns) + " |"
+            f"| {escape_cell(m)} | "
+            + " | ".join(escape_cell(self._cell(m, c, digits)) for c in self.columns)
+            + " |"
             for m in self.rows
         ]
         out = [f"**{self.title}**", "", head, sep, *body]
@@ -186,7 +194,9 @@ class ExperimentResult:
             out += [f"![{path.stem}]({shown.as_posix()})", ""]
         if self.checks:
             out += ["| check | result |", "|---|---|"]
-            out += [f"| {k} | {'pass' if v else 'FAIL'} |" for k, v in self.checks.items()]
+            out += [
+                f"| {escape_cell(k)} | {'pass' if v else 'FAIL'} |" for k, v in self.checks.items()
+            ]
             out.append("")
         out += [f"- {n}" for n in self.notes]
         return "\n".join(out).rstrip() + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from icml26_shared.experiment import ExperimentResult
+from icml26_shared.experiment import ExperimentResult, escape_cell
 
 __all__ = ["collect_results", "write_report"]
 
@@ -53,7 +53,9 @@ def write_report(
         n_ok = sum(r.checks.values())
         checks = f"{n_ok}/{len(r.checks)} pass" if r.checks else "–"
         mode = "quick" if r.quick else "full"
-        lines.append(f"| {name} | {mode} | {checks} | {r.seconds:.0f} | {r.headline or '–'} |")
+        lines.append(
+            f"| {name} | {mode} | {checks} | {r.seconds:.0f} | {escape_cell(r.headline) or '–'} |"
+        )
     for name in sorted(errors):
         lines.append(f"| {name} | – | ERROR | – | the experiment raised; see below |")
     lines.append("")
