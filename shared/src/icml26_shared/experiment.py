@@ -42,6 +42,7 @@ __all__ = [
     "main",
     "progress",
     "require_matplotlib",
+    "save_figure",
 ]
 
 T = TypeVar("T")
@@ -296,6 +297,16 @@ def require_matplotlib(extra: str = "plot", package: str = "icml26-shared") -> A
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig: Any, path: Path | str, *, dpi: int = 120) -> Path:
+    """Save a matplotlib figure as PNG at ``path`` and close it (frees its memory)."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
 
 
 def _load(target: str | Experiment) -> Experiment:

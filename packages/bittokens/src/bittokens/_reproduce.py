@@ -27,6 +27,7 @@ from icml26_shared.experiment import (
     ResultTable,
     progress,
     require_matplotlib,
+    save_figure,
 )
 
 from ._baselines import DigitTokens, FoNE, SubwordTokens, XVal
@@ -304,8 +305,7 @@ def _plot(out_dir: Path, tasks: tuple[str, ...], final: dict[str, list[dict]], n
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
     path = out_dir / name
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path
 
 
@@ -320,8 +320,7 @@ def _noise_plot(out_dir: Path, amps: np.ndarray, rates: np.ndarray) -> Path:
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "noise_exact_rate.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path
 
 

@@ -25,6 +25,7 @@ from icml26_shared.experiment import (
     ExperimentResult,
     ResultTable,
     require_matplotlib,
+    save_figure,
 )
 from icml26_shared.experiment import (
     progress as progress_bar,
@@ -175,8 +176,7 @@ def _frontier_figure(
         fig.colorbar(sc, ax=ax, label="ε")
     fig.tight_layout()
     path = out_dir / "frontier.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path
 
 
@@ -198,8 +198,7 @@ def _online_figure(plt, out_dir: Path, in_h, cov_on, cov_fr) -> Path:
         ax.legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "online.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path
 
 

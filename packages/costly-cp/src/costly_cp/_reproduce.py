@@ -23,6 +23,7 @@ from icml26_shared.experiment import (
     ResultTable,
     progress,
     require_matplotlib,
+    save_figure,
 )
 from icml26_shared.metrics import binomial_tolerance
 
@@ -248,8 +249,7 @@ def _figure(pop: Population, out_dir: Path) -> Path:
     ax[1].legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "cost_curve_trace.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path
 
 

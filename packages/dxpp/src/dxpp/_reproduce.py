@@ -22,6 +22,7 @@ from icml26_shared.experiment import (
     ResultTable,
     progress,
     require_matplotlib,
+    save_figure,
 )
 
 from ._bench import Row, dense_case, simplex_case, single_thread, sparse_case
@@ -181,8 +182,7 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     ax[1].set_title("Decision-focused portfolio layer")
     fig.tight_layout()
     path = Path(out_dir) / "dxpp_reproduce.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     result.figures.append(path)
 
     # acceptance checks

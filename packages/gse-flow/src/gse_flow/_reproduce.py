@@ -21,6 +21,7 @@ from icml26_shared.experiment import (
     ExperimentResult,
     ResultTable,
     require_matplotlib,
+    save_figure,
 )
 from icml26_shared.experiment import progress as progress_bar
 
@@ -308,8 +309,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     ax.legend()
     fig.tight_layout()
     path = Path(out_dir) / "error_vs_ode_steps.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     result.figures.append(path)
 
     m = lambda name, metric: float(np.mean(col(name, metric)))  # noqa: E731

@@ -24,6 +24,7 @@ from icml26_shared.experiment import (
     ResultTable,
     progress,
     require_matplotlib,
+    save_figure,
 )
 from icml26_shared.metrics import binomial_tolerance, set_size
 
@@ -453,8 +454,7 @@ def _plot(sims_m: dict, out_dir: Path) -> Path:
     axes[1, 0].legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "width_vs_m.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path
 
 

@@ -30,6 +30,7 @@ from icml26_shared.experiment import (
     ResultTable,
     progress,
     require_matplotlib,
+    save_figure,
 )
 from icml26_shared.metrics import rolling_miscoverage
 
@@ -373,8 +374,7 @@ def _plot(path: Path, runs: dict[str, Any], title: str, window: int) -> Path:
     axes[0].legend(fontsize=7, ncol=3, loc="lower right")
     axes[0].set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 
