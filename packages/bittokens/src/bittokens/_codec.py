@@ -217,6 +217,13 @@ def _width_from(last: int, precision: str | None) -> int:
         return width
     if last not in (16, 32, 64, 128):
         raise ValueError(f"bits must have last dimension 16, 32, 64 or 128, got {last}")
+    if last in (32, 64):
+        # 32 = float32 or bfloat16 + reciprocal; 64 = float64 or float32 + reciprocal.
+        raise ValueError(
+            f"precision=None is ambiguous for a last dimension of {last} (it fits "
+            f"{'float32 or bfloat16 with reciprocal' if last == 32 else 'float64 or float32 with reciprocal'}"
+            "): pass precision explicitly"
+        )
     return 64 if last == 128 else last
 
 
@@ -229,12 +236,14 @@ def decode(bits: Any, precision: str | None = "float64") -> Any:
             signs ``2b - 1``) and thresholded at 0. With ``2w`` columns the reciprocal half is
             ignored.
         precision: the precision the bits encode; ``None`` infers it from the last dimension
-            (16, 32, 64, or 128 = float64 with reciprocal).
+            where that is unambiguous (16 = bfloat16, 128 = float64 with reciprocal) and raises
+            for 32 and 64, which two precisions share.
 
     Returns:
         float64 values for float64 bits; float32 for float32 and (numpy) bfloat16 bits, which
         float32 holds exactly; torch input gives a torch tensor of the matching dtype (bfloat16
-        for bfloat16), so every round trip is bit-exact. Shape ``(...)``.
+        for bfloat16), so every round trip is bit-exact. Shape ``(...)``. A row whose logits
+        contain NaN decodes to NaN (thresholding NaN would silently give a made-up number).
 
     Raises:
         ValueError: values outside {0, 1}, a last dimension not 16/32/64 (x2 with the
@@ -243,7 +252,11 @@ def decode(bits: Any, precision: str | None = "float64") -> Any:
     if _is_torch(bits):
         width = _width_from(int(bits.shape[-1]) if bits.ndim else 0, precision)
         if bits.is_floating_point():
-            b = bits > 0
+            out = _decode_torch(bits > 0, width)
+            bad = bits[..., :width].isnan().any(-1)
+            if bool(bad.any()):
+                out = out.masked_fill(bad, float("nan"))
+            return out
         else:
             if bits.numel() and (bits.min() < 0 or bits.max() > 1):
                 raise ValueError(
@@ -257,7 +270,11 @@ def decode(bits: Any, precision: str | None = "float64") -> Any:
         raise ValueError(f"bits must be real, got complex dtype {arr.dtype}")
     width = _width_from(arr.shape[-1] if arr.ndim else 0, precision)
     if arr.dtype.kind == "f":
-        b = arr > 0
+        out = _decode_numpy(arr > 0, width)
+        bad = np.isnan(arr[..., :width]).any(-1)
+        if bad.any():
+            out = np.where(bad, out.dtype.type(np.nan), out)
+        return out
     elif arr.dtype.kind in "biu":
         if (
             arr.size

@@ -18,6 +18,7 @@ References:
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -35,7 +36,9 @@ from ._schemes import NUM_TOKEN, format_number
 __all__ = ["NUMBER_PATTERN", "BitTokensForCausalLM", "BitTokensOutput", "NumberTokenizer"]
 
 #: a numeric span: optional minus, digits, optional fraction, optional exponent.
-NUMBER_PATTERN = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+#: A number in text: optional minus, digits (or 3-digit groups with thousands separators,
+#: "1,000,000"), optional fraction, optional exponent.
+NUMBER_PATTERN = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _EXACT_INT = 2**53
 
 
@@ -98,19 +101,31 @@ class NumberTokenizer:
         return int(self.tokenizer.get_vocab_size(with_added_tokens=True))
 
     def split(self, text: str) -> tuple[list[str], list[float]]:
-        """Text pieces around the numbers, and the numbers (``len(pieces) = len(numbers) + 1``)."""
+        """Text pieces around the numbers, and the numbers (``len(pieces) = len(numbers) + 1``).
+
+        Thousands separators are read as part of the number ("1,000" is 1000, written back as
+        "1000"); numbers that overflow (become ±inf) or underflow (become 0) in float64, and
+        integers above 2^53, warn.
+        """
         pieces: list[str] = []
         values: list[float] = []
         last = 0
         for m in NUMBER_PATTERN.finditer(text):
-            span = m.group()
+            span = m.group().replace(",", "")
+            value = float(span)
             if not any(c in span for c in ".eE") and abs(int(span)) > _EXACT_INT:
                 warnings.warn(
-                    f"integer {span} exceeds 2^53 and rounds to {format_number(float(span))}",
+                    f"integer {m.group()} exceeds 2^53 and rounds to {format_number(value)}",
                     stacklevel=3,
                 )
+            elif math.isinf(value):
+                warnings.warn(
+                    f"number {m.group()} overflows float64 and becomes {value}", stacklevel=3
+                )
+            elif value == 0 and any(c in "123456789" for c in re.split("[eE]", span)[0]):
+                warnings.warn(f"number {m.group()} underflows float64 and becomes 0", stacklevel=3)
             pieces.append(text[last : m.start()])
-            values.append(float(span))
+            values.append(value)
             last = m.end()
         pieces.append(text[last:])
         return pieces, values

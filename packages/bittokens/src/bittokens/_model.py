@@ -135,6 +135,11 @@ class TinyGPT(nn.Module):
         vals: list[float] = []
         for it in items:
             if isinstance(it, str):
+                if it not in self.index:
+                    raise ValueError(
+                        f"word {it!r} is not in the vocabulary of this model "
+                        f"({len(self.index)} tokens; numbers must be passed as floats)"
+                    )
                 ids.append(self.index[it])
                 vals.append(0.0)
             else:
@@ -231,6 +236,11 @@ class TinyGPT(nn.Module):
         dev = self.tok.weight.device
         rows = [self._items_to_tokens(["<bos>", *p]) for p in prompts]
         t = max(len(r[0]) for r in rows)
+        if t >= self.max_len:
+            raise ValueError(
+                f"prompts must leave room within max_len = {self.max_len}: the longest prompt has "
+                f"{t} tokens (with <bos>)"
+            )
         n = len(rows)
         ids = torch.zeros(n, t, dtype=torch.long, device=dev)
         vals = torch.zeros(n, t, dtype=torch.float64, device=dev)
