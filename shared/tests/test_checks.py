@@ -59,3 +59,25 @@ def test_positive_int_choice_and_probabilities():
         checks.check_probability_rows([[1.5, -0.5]])
     with pytest.raises(ValueError, match=r"level must be in \[0, 1\), got 1"):
         checks.check_in_interval(1, "level", 0, 1, closed=(True, False))
+
+
+@pytest.mark.parametrize(
+    "value", [np.array([1.0 + 2.0j, 3.0]), [1 + 0j, 2.0], np.array([1.0, 2.0], dtype=np.complex64)]
+)
+def test_complex_arrays_are_rejected_before_any_conversion(value):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ComplexWarning would mean a silent truncation
+        with pytest.raises(TypeError, match="scores must be real-valued"):
+            checks.check_finite_array(value, "scores")
+        with pytest.raises(TypeError, match="probs must be real-valued"):
+            checks.check_probability_rows(np.atleast_2d(value), "probs")
+
+
+@pytest.mark.parametrize("value", [0.5 + 0j, np.complex128(0.5 + 1j), np.complex64(0.5)])
+def test_complex_scalars_are_rejected(value):
+    with pytest.raises(TypeError, match="alpha must be a real number, got complex"):
+        checks.check_alpha(value)
+    with pytest.raises(TypeError, match="gamma must be a real number, got complex"):
+        checks.check_positive(value, "gamma")

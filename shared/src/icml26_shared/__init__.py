@@ -1,10 +1,29 @@
-"""Shared pieces of the icml26 packages: datasets, metrics, argument checks and the
-``reproduce`` protocol. Import the submodules: ``from icml26_shared import metrics``."""
+"""Shared pieces of the icml26 packages: argument checks, the split-conformal core, datasets,
+metrics, the ``reproduce`` protocol and the benchmark layout.
 
-from . import checks as checks
-from . import datasets as datasets
-from . import experiment as experiment
-from . import metrics as metrics
+Import the submodules (``from icml26_shared.checks import check_alpha``,
+``from icml26_shared import metrics``). Importing the package itself imports nothing: each
+submodule is loaded on first access, so ``import icml26_shared.checks`` costs numpy and nothing
+else (no scipy, no matplotlib).
+"""
 
-__all__ = ["checks", "datasets", "experiment", "metrics"]
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["bench", "checks", "conformal", "datasets", "experiment", "metrics"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("icml26-shared")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return [*__all__, "__version__"]

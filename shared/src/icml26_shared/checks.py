@@ -32,6 +32,19 @@ __all__ = [
 ]
 
 
+def _real(value: Any, name: str) -> float:
+    """``float(value)`` for a real scalar; complex and non-numeric values raise ``TypeError``
+    (``float(np.complex128(0.5 + 1j))`` would silently drop the imaginary part)."""
+    if isinstance(value, complex | np.complexfloating) or (
+        isinstance(value, np.ndarray) and value.dtype.kind == "c"
+    ):
+        raise TypeError(f"{name} must be a real number, got complex {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}") from None
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
@@ -49,11 +62,11 @@ def check_in_interval(
     """Return ``float(value)`` if it lies in the interval ``low .. high``.
 
     ``closed`` says whether each end is included: ``(False, False)`` is the open interval.
+
+    >>> check_in_interval(0.5, "level")
+    0.5
     """
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}") from None
+    x = _real(value, name)
     lo_ok = x >= low if closed[0] else x > low
     hi_ok = x <= high if closed[1] else x < high
     if not (lo_ok and hi_ok) or np.isnan(x):
@@ -72,10 +85,7 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float:
 
 def check_positive(value: Any, name: str, *, strict: bool = True) -> float:
     """Return ``float(value)`` if it is ``> 0`` (``>= 0`` when ``strict=False``) and finite."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}") from None
+    x = _real(value, name)
     if not np.isfinite(x) or (x <= 0 if strict else x < 0):
         relation = "> 0" if strict else ">= 0"
         raise ValueError(f"{name} must be finite and {relation}, got {_fmt(value)}")
@@ -127,8 +137,22 @@ def check_finite_array(
     Returns:
         The converted array (a copy only when conversion needs one).
     """
+    # Complex input is rejected *before* any conversion: ``np.asarray(z, dtype=float)`` would
+    # drop the imaginary part with only a ComplexWarning.
+    raw = x if isinstance(x, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(x)
+        except (TypeError, ValueError):
+            raw = None
+    if raw is not None and raw.dtype.kind == "c":
+        raise TypeError(f"{name} must be real-valued, got dtype {raw.dtype}")
+    if raw is not None and raw.dtype == object and any(
+        isinstance(v, complex | np.complexfloating) for v in raw.ravel()
+    ):
+        raise TypeError(f"{name} must be real-valued, got complex entries")
     try:
-        arr = np.asarray(x, dtype=dtype)
+        arr = np.asarray(x if raw is None else raw, dtype=dtype)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a numeric array, got {type(x).__name__}") from None
     if np.iscomplexobj(arr):

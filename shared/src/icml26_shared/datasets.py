@@ -2,12 +2,16 @@
 
 Every generator takes ``seed`` (an int or a ``numpy.random.Generator``) and is deterministic given
 it. Nothing here downloads: the real-data loaders read files that ship inside PyPI packages
-(scikit-learn's digits/diabetes, ``arch``'s S&P 500 series) and need the ``data`` extra:
-``pip install icml26-shared[data]``.
+(scikit-learn's digits) and need the ``data`` extra: ``pip install icml26-shared[data]``.
+
+Moved home (0.1.x; deprecated aliases here warn and go in 0.2): ``regression_scores`` and
+``load_diabetes`` to :mod:`rsa_cp.data`, ``load_sp500_returns`` to :mod:`up_ocp.data`, the only
+packages that use them.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +25,8 @@ __all__ = [
     "ClassifierSample",
     "ScoreStream",
     "dirichlet_classifier",
-    "load_diabetes",
     "load_digits",
-    "load_sp500_returns",
     "nbody_trajectories",
-    "regression_scores",
     "score_stream",
 ]
 
@@ -180,7 +181,7 @@ def dirichlet_classifier(
     return ClassifierSample(y=y, probs=probs, human_probs=human, true_probs=p)
 
 
-def regression_scores(
+def _regression_scores(
     law: str,
     n: int,
     *,
@@ -293,14 +294,14 @@ def load_digits() -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     return X.astype(np.float64), y.astype(np.int64)
 
 
-def load_diabetes() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _load_diabetes() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """scikit-learn's diabetes regression data (442 patients, 10 features; ships with sklearn)."""
     ds = _require("sklearn.datasets")
     X, y = ds.load_diabetes(return_X_y=True)
     return X.astype(np.float64), y.astype(np.float64)
 
 
-def load_sp500_returns() -> tuple[NDArray[np.float64], NDArray[np.datetime64]]:
+def _load_sp500_returns() -> tuple[NDArray[np.float64], NDArray[np.datetime64]]:
     """Daily S&P 500 log returns in percent (1999–2018), from the series shipped by ``arch``.
 
     Returns:
@@ -311,3 +312,23 @@ def load_sp500_returns() -> tuple[NDArray[np.float64], NDArray[np.datetime64]]:
     close = frame["Adj Close"].to_numpy(dtype=np.float64)
     dates = frame.index.to_numpy()
     return 100.0 * np.diff(np.log(close)), dates[1:]
+
+
+_MOVED = {
+    "regression_scores": ("rsa_cp.data", _regression_scores),
+    "load_diabetes": ("rsa_cp.data", _load_diabetes),
+    "load_sp500_returns": ("up_ocp.data", _load_sp500_returns),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        home, fn = _MOVED[name]
+        warnings.warn(
+            f"icml26_shared.datasets.{name} is deprecated and will be removed in icml26-shared "
+            f"0.2: use {home}.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return fn
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

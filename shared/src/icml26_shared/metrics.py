@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from .checks import check_finite_array, check_in_interval, check_positive_int
 
@@ -178,6 +177,8 @@ def binomial_tolerance(p: float, n: int, confidence: float = 0.999) -> float:
 
     Statistical tests use it: assert ``|rate - p| <= binomial_tolerance(p, n)``.
     """
+    from scipy import stats  # imported here: `import icml26_shared.metrics` stays light
+
     check_in_interval(p, "p", 0, 1, closed=(True, True))
     n = check_positive_int(n, "n")
     tail = (1 - check_in_interval(confidence, "confidence")) / 2
