@@ -11,7 +11,7 @@ References:
 """
 
 from ._api import qp_vjp as qp_vjp
-from ._backward import QPGrad as QPGrad
+from ._types import QPGrad as QPGrad
 from ._backward import penalty_weights as penalty_weights
 from ._problems import QP as QP
 from ._problems import chain_projection_qp as chain_projection_qp
@@ -22,7 +22,7 @@ from ._problems import random_sparse_qp as random_sparse_qp
 from ._problems import simplex_projection_qp as simplex_projection_qp
 from ._problems import simplex_projection_vjp as simplex_projection_vjp
 from ._reference import kkt_vjp as kkt_vjp
-from ._solve import QPSolution as QPSolution
+from ._types import QPSolution as QPSolution
 from ._solve import auto_solver as auto_solver
 from ._solve import solve_qp as solve_qp
 from ._validate import QPError as QPError

@@ -1,19 +1,24 @@
-"""Framework-free entry points shared by the adapters: a numpy VJP and the glue that maps
-batched float64 core results back to the caller's shapes and dtype."""
+"""Framework-free entry points shared by the adapters: the one option check
+(:class:`LayerOptions`) of ``dxpp.torch`` and ``dxpp.jax``, the numpy VJP :func:`qp_vjp`, and
+the glue that maps batched float64 core results back to the caller's shapes and dtype."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ._backward import QPGrad, vjp_data
-from ._solve import QPSolution
+from icml26_shared.checks import check_choice, check_positive, check_positive_int
+
+from ._backward import vjp_data
+from ._solve import resolve_tolerance, solve_data
+from ._types import QPGrad, QPSolution
 from ._validate import QPData, canonicalize
 
-__all__ = ["qp_vjp", "rebatch", "to_input_shapes"]
+__all__ = ["LayerOptions", "qp_vjp", "rebatch", "to_input_shapes"]
 
 
 def rebatch(sol: QPSolution, data: QPData) -> QPSolution:
@@ -93,3 +98,60 @@ def qp_vjp(
     grad = vjp_data(data, sol, g, mode=mode, beta=beta, c=c, refine=refine, profile=profile)
     shapes = {"q": _shape(q), "h": _shape(h), "b": _shape(b)}
     return to_input_shapes(grad, shapes, data.dtype)
+
+
+@dataclass(frozen=True)
+class LayerOptions:
+    """The options of every differentiable entry point (torch and JAX), checked once.
+
+    Attributes:
+        solver: ``"auto"`` or any ``qpsolvers`` backend name.
+        mode: ``"penalty"`` (dXPP's one SPD solve) or ``"exact"`` (reduced KKT).
+        beta, c: penalty width and factor (``ω = c/β``).
+        refine: at most this many multiplier-refinement steps (0 = the paper's adjoint).
+        tol: solver tolerance override (``None``: ``1e-5·β``).
+        active_tol: relative slack threshold of the active set.
+        check_psd: check dense ``Q`` for positive semi-definiteness in every call.
+        solver_kwargs: extra backend options, as a sorted tuple of pairs (hashable).
+    """
+
+    solver: str = "auto"
+    mode: str = "penalty"
+    beta: float = 1e-4
+    c: float = 10.0
+    refine: int = 10
+    tol: float | None = None
+    active_tol: float = 1e-7
+    check_psd: bool = True
+    solver_kwargs: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def check(cls, *, solver: str = "auto", mode: str = "penalty", beta: float = 1e-4,
+              c: float = 10.0, refine: int = 10, tol: float | None = None,
+              active_tol: float = 1e-7, check_psd: bool = True,
+              solver_kwargs: dict[str, Any] | None = None) -> LayerOptions:
+        """Validate every option (the error names the option) and build the record."""
+        if not isinstance(solver, str):
+            raise TypeError(f"solver must be a string, got {type(solver).__name__}")
+        check_choice(mode, "mode", ("penalty", "exact"))
+        if not isinstance(check_psd, bool | np.bool_):
+            raise TypeError(f"check_psd must be a bool, got {check_psd!r}")
+        if solver_kwargs is not None and not isinstance(solver_kwargs, dict):
+            raise TypeError(f"solver_kwargs must be a dict, got {type(solver_kwargs).__name__}")
+        beta = check_positive(beta, "beta")
+        return cls(solver=solver, mode=mode, beta=beta, c=check_positive(c, "c"),
+                   refine=check_positive_int(refine, "refine", minimum=0),
+                   tol=None if tol is None else resolve_tolerance(tol, beta),
+                   active_tol=check_positive(active_tol, "active_tol"),
+                   check_psd=bool(check_psd),
+                   solver_kwargs=tuple(sorted((solver_kwargs or {}).items())))
+
+    def solve(self, data: QPData, *, check: bool = True) -> QPSolution:
+        """The forward solve of a canonical batch with these options."""
+        return solve_data(data, solver=self.solver, tol=self.tol, beta=self.beta,
+                          active_tol=self.active_tol, solver_kwargs=dict(self.solver_kwargs))
+
+    def vjp(self, data: QPData, sol: QPSolution, grad_x: NDArray) -> QPGrad:
+        """The numpy/scipy backward (sparse input) with these options."""
+        return vjp_data(data, sol, grad_x, mode=self.mode, beta=self.beta, c=self.c,
+                        refine=self.refine)

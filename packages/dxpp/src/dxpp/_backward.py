@@ -56,38 +56,12 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_choice, check_positive, check_positive_int
 
-from ._solve import QPSolution
+from ._types import QPGrad, QPSolution, spectral_norm
 from ._validate import QPData
 
-__all__ = ["QPGrad", "penalty_weights", "spectral_norm", "vjp_data"]
+__all__ = ["penalty_weights", "vjp_data"]
 
 DENSE_ROW_FRACTION = 0.1  # sparse path: rows denser than this go through Woodbury
-
-
-class QPGrad(NamedTuple):
-    """Gradients of a scalar loss w.r.t. ``(Q, q, G, h, A, b)`` (``None`` for absent G/A)."""
-
-    Q: Any
-    q: Any
-    G: Any
-    h: Any
-    A: Any
-    b: Any
-
-
-def spectral_norm(Q: Any, iters: int = 5) -> float:
-    """Power-iteration estimate of ‖Q‖₂ for a PSD matrix (dense or sparse), O(iters·nnz)."""
-    n = Q.shape[0]
-    v = np.random.default_rng(0).uniform(0.5, 1.5, size=n)
-    v /= np.linalg.norm(v)
-    lam = 0.0
-    for _ in range(iters):
-        u = Q @ v
-        lam = float(np.linalg.norm(u))
-        if lam == 0.0:
-            return 0.0
-        v = u / lam
-    return lam
 
 
 def _row_sq_norms(C: Any) -> NDArray[np.float64]:
@@ -373,6 +347,17 @@ def vjp_data(data: QPData, sol: QPSolution, grad_x: NDArray, *, mode: str = "pen
         per.append(_vjp_one(Q, G, h, A, b, sol.x[k], sol.nu[k], sol.mu[k], sol.active[k],
                             np.asarray(grad_x[k], dtype=np.float64), mode, beta, c,
                             refine, data.sparse, prof))
+    if not per:  # empty batch
+        def zeros(M: Any, size: int) -> Any:
+            if M.ndim == 3 and M.shape[0] != 1 and not sp.issparse(M):
+                return np.zeros((0, *M.shape[1:]))
+            return sp.csc_matrix(M.shape) if sp.issparse(M) else np.zeros(M.shape)
+
+        return QPGrad(zeros(data.Q, data.n), np.zeros((0, data.n)),
+                      zeros(data.G, data.m) if data.has_G else None,
+                      np.zeros((0, data.m)) if data.has_G else None,
+                      zeros(data.A, data.p) if data.has_A else None,
+                      np.zeros((0, data.p)) if data.has_A else None)
     gQ, gq, gG, gh, gA, gb = (list(z) for z in zip(*per))
     return QPGrad(_accumulate(data.Q, gQ), np.stack(gq),
                   _accumulate(data.G, gG) if data.has_G else None,

@@ -20,10 +20,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ._api import qp_vjp
-from ._backward import QPGrad, _row_grad, _sym_outer_on
+from ._backward import _row_grad, _sym_outer_on
+from ._types import QPGrad
 from ._problems import QP, random_dense_qp, simplex_projection_qp, simplex_projection_vjp
 from ._reference import kkt_vjp
-from ._solve import QPSolution, solve_qp
+from ._solve import solve_qp
+from ._types import QPSolution
 
 __all__ = ["Row", "dense_case", "simplex_case", "single_thread", "sparse_case"]
 

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_choice
 
-from ._backward import QPGrad
+from ._types import QPGrad
 
 __all__ = ["kkt_vjp"]
 

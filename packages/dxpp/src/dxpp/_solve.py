@@ -35,38 +35,43 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_positive
 
+from ._types import QPSolution, spectral_norm
 from ._validate import QPData, QPError, canonicalize
 
 
-def spectral_norm(Q: Any) -> float:
-    from ._backward import spectral_norm as _sn
-
-    return _sn(Q)
-
 __all__ = ["QPSolution", "auto_solver", "solve_data", "solve_qp", "solver_options"]
+
+# qpsolvers backends that import JAX before the package they wrap: ``jaxopt_osqp_`` runs
+# ``import jax.numpy`` and only then ``import jaxopt``. Without jaxopt installed the backend is
+# unavailable anyway, but the attempt costs a full JAX import (1.8 s of the 2.1 s first
+# ``import qpsolvers`` here; that was the 2.8–3.0 s first call of ``QPLayer``).
+_JAX_BACKENDS = {"jaxopt_osqp_": "jaxopt", "qpax_": "qpax"}
+
+
+def import_qpsolvers() -> Any:
+    """``import qpsolvers`` without paying for JAX-based backends whose package is missing."""
+    import importlib.util
+    import sys
+
+    if "qpsolvers" in sys.modules:
+        return sys.modules["qpsolvers"]
+    blocked = []
+    for module, package in _JAX_BACKENDS.items():
+        name = f"qpsolvers.solvers.{module}"
+        if name not in sys.modules and importlib.util.find_spec(package) is None:
+            sys.modules[name] = None  # type: ignore[assignment]  # → ImportError at once
+            blocked.append(name)
+    try:
+        import qpsolvers
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+    return qpsolvers
+
 
 DENSE_PREFERENCE = ("proxqp", "piqp", "quadprog", "clarabel", "osqp")
 SPARSE_PREFERENCE = ("piqp", "osqp", "clarabel", "proxqp")
-
-
-class QPSolution(NamedTuple):
-    """Primal–dual solution of a QP (leading batch axis when the input had one).
-
-    Attributes:
-        x: primal solution ``(n,)``.
-        nu: inequality multipliers ``(m,)``, ``ν ≥ 0``.
-        mu: equality multipliers ``(p,)``.
-        active: boolean mask of the active inequalities ``(m,)``.
-        weakly_active: active inequalities with (numerically) zero multiplier ``(m,)``.
-        solver: the ``qpsolvers`` backend used.
-    """
-
-    x: NDArray[Any]
-    nu: NDArray[Any]
-    mu: NDArray[Any]
-    active: NDArray[np.bool_]
-    weakly_active: NDArray[np.bool_]
-    solver: str
 
 
 def auto_solver(sparse: bool) -> str:
@@ -77,7 +82,7 @@ def auto_solver(sparse: bool) -> str:
     PIQP dense 0.99 s, quadprog 1.9 s, PIQP's sparse backend 94 s, OSQP ~11 s; hence the dense
     order ProxQP > PIQP > quadprog and, for sparse input, PIQP's sparse backend > OSQP.
     """
-    import qpsolvers  # lazily: qpsolvers imports jax when it is installed
+    qpsolvers = import_qpsolvers()
 
     prefs = SPARSE_PREFERENCE if sparse else DENSE_PREFERENCE
     for name in prefs:
@@ -149,7 +154,7 @@ def _active_sets(G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float,
 
 def _solve_one(Q: Any, q: NDArray, G: Any, h: NDArray, A: Any, b: NDArray, solver: str,
                opts: dict[str, Any], tol: float, active_tol: float, index: int | None) -> tuple:
-    import qpsolvers
+    qpsolvers = import_qpsolvers()
 
     m, p = G.shape[0], A.shape[0]
     problem = qpsolvers.Problem(Q, q, G if m else None, h if m else None,
@@ -207,7 +212,7 @@ def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
     """Solve every problem of a canonical batch; float64 arrays with a batch axis."""
     tol = resolve_tolerance(tol, beta)
     active_tol = check_positive(active_tol, "active_tol")
-    import qpsolvers
+    qpsolvers = import_qpsolvers()
 
     if solver == "auto":
         prefs = SPARSE_PREFERENCE if data.sparse else DENSE_PREFERENCE
@@ -217,6 +222,12 @@ def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
     else:
         shown = ", ".join(repr(s) for s in ["auto", *qpsolvers.available_solvers])
         raise ValueError(f"solver must be one of {shown}, got {solver!r}")
+    if data.batch == 0:  # an empty batch: empty results of the right trailing shapes
+        def empty(size: int, dtype: Any = np.float64) -> NDArray:
+            return np.zeros((0, size), dtype=dtype)
+
+        return QPSolution(empty(data.n), empty(data.m), empty(data.p), empty(data.m, bool),
+                          empty(data.m, bool), candidates[0] if candidates else solver)
     out, used = [], []
     for k in range(data.batch):
         error: QPError | None = None

@@ -172,6 +172,9 @@ def canonicalize(
             ``G`` without ``h`` (or ``A`` without ``b``), disagreeing batch sizes.
         TypeError: non-numeric input.
     """
+    for name, v in zip(("Q", "q", "G", "h", "A", "b"), (Q, q, G, h, A, b)):
+        if v is not None and np.iscomplexobj(v.data if is_sparse(v) else v):
+            raise TypeError(f"{name} must be real-valued, got a complex array")
     dtype = _float_dtype(Q, q, G, h, A, b)
     if (G is None) != (h is None):
         raise ValueError(f"G and h must be given together, got G={type(G).__name__}, "

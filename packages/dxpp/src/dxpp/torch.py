@@ -1,18 +1,23 @@
-"""PyTorch adapter: :class:`QPLayer`, a differentiable QP layer (``pip install dxpp[torch]``).
+"""PyTorch adapter (``pip install dxpp[torch]``): :class:`QPLayer`, :func:`qp_solve` and the
+qpth drop-in :class:`QPFunction`.
 
-The forward pass calls :func:`dxpp.solve_qp` (any ``qpsolvers`` backend) on CPU numpy
-copies; the backward pass is the shared numpy/scipy core (:func:`dxpp.qp_vjp`): one n×n SPD
-solve per problem for ``mode="penalty"``. Dense, batched (leading batch axis on any input),
-and sparse (``torch.sparse_coo``/``csr``/``csc``, gradients on the sparsity pattern) inputs;
-float32 in → float32 out (computed in float64).
+The forward pass calls the chosen ``qpsolvers`` backend on CPU numpy copies. The dense
+backward is formed and factored with ``torch.linalg`` (:mod:`dxpp._torch_backward`): batched,
+on the tensors' device, inside torch's own thread pool (``torch.set_num_threads`` governs it;
+no numpy/OpenBLAS call runs in it). Sparse inputs (``torch.sparse_coo``/``csr``/``csc``) use
+the numpy/scipy sparse core (qdldl) and get gradients on their sparsity pattern. Integer
+inputs are promoted to float64; float32 in → float32 out (computed in float64).
 
 References:
     Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box Quadratic
     Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154.
+    Amos, Kolter. "OptNet: Differentiable Optimization as a Layer in Neural Networks",
+    ICML 2017 (qpth's conventions, followed by :class:`QPFunction`).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 try:
@@ -23,27 +28,52 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 import numpy as np
 import scipy.sparse as sp
 
-from ._api import to_input_shapes
-from ._backward import vjp_data
-from ._solve import solve_data
+from icml26_shared.checks import check_choice
+
+from ._api import LayerOptions, to_input_shapes
+from ._solve import import_qpsolvers
+from ._torch_backward import torch_vjp
 from ._validate import canonicalize
 
-__all__ = ["QPLayer"]
+__all__ = ["QPFunction", "QPLayer", "qp_solve"]
+
+# qpsolvers is imported here, not at the first forward call: every layer needs it, and its
+# one-off import (≈0.15 s with cached bytecode) then does not land in the first training step.
+import_qpsolvers()
+
+_NAMES = ("Q", "q", "G", "h", "A", "b")
+_BASE_NDIM = (2, 1, 2, 1, 2, 1)
+_IPM_BACKENDS = ("piqp", "clarabel", "cvxopt")
+
+
+def _check_tensor(t: Any, name: str) -> None:
+    if t is None or not isinstance(t, torch.Tensor):
+        return
+    if t.is_complex():
+        raise TypeError(f"{name} must be real-valued, got dtype {t.dtype}")
+    if t.dtype == torch.bool:
+        raise TypeError(f"{name} must be a numeric tensor, got dtype torch.bool")
+
+
+def _out_dtype(tensors: tuple[Any, ...]) -> torch.dtype:
+    """float32 only when every floating input is float32 (numpy's rule); else float64."""
+    floats = [t.dtype for t in tensors if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    return torch.float32 if floats and all(d == torch.float32 for d in floats) else torch.float64
 
 
 def _to_numpy(t: Any) -> Any:
-    if t is None:
-        return None
-    if not isinstance(t, torch.Tensor):
+    if t is None or not isinstance(t, torch.Tensor):
         return t
     if t.layout != torch.strided:
         coo = t.detach().cpu().to_sparse_coo().coalesce()
         idx = coo.indices().numpy()
-        return sp.csc_matrix((coo.values().numpy(), (idx[0], idx[1])), shape=tuple(coo.shape))
-    return t.detach().cpu().numpy()
+        vals = coo.values().to(torch.float64).numpy()
+        return sp.csc_matrix((vals, (idx[0], idx[1])), shape=tuple(coo.shape))
+    return t.detach().to("cpu", torch.float64).numpy()
 
 
 def _to_torch(a: Any, like: torch.Tensor) -> torch.Tensor | None:
+    """A numpy/scipy gradient as a tensor with ``like``'s dtype, device and layout."""
     if a is None:
         return None
     if sp.issparse(a):
@@ -59,20 +89,64 @@ def _to_torch(a: Any, like: torch.Tensor) -> torch.Tensor | None:
     return torch.from_numpy(np.ascontiguousarray(a)).to(dtype=like.dtype, device=like.device)
 
 
+def _batched(t: Any, base: int, B: int, rows: int, n: int, device: torch.device) -> Any:
+    """float64 view with a leading batch axis of size ``B`` (zeros ``(B, rows, n)`` if absent)."""
+    if t is None:
+        shape = (B, 0, n) if base == 2 else (B, 0)
+        return torch.zeros(shape, dtype=torch.float64, device=device)
+    t = t.detach().to(torch.float64)
+    t = t if t.ndim == base + 1 else t.unsqueeze(0)
+    return t.expand(B, *t.shape[1:])
+
+
+def _check_psd(Q: torch.Tensor, check: bool) -> None:
+    """``check``: one batched Cholesky of ``Q + shift·I`` (raises); else a free necessary test
+    (negative diagonal entries), which warns."""
+    Q = Q.detach().to(torch.float64)
+    mats = Q if Q.ndim == 3 else Q.unsqueeze(0)
+    if mats.shape[0] == 0 or mats.shape[-1] == 0:
+        return
+    diag = torch.diagonal(mats, dim1=-2, dim2=-1)
+    if not check:
+        if bool((diag < 0).any()):
+            warnings.warn("Q has negative diagonal entries, so it is not positive semi-definite "
+                          "(check_psd=False skipped the full check): the QP is not convex and "
+                          "the solution and its gradients are unreliable", RuntimeWarning,
+                          stacklevel=5)
+        return
+    n = mats.shape[-1]
+    shift = 1e-9 * diag.abs().amax(-1).clamp(min=1e-300) * n
+    sym = 0.5 * (mats + mats.mT)
+    eye = torch.eye(n, dtype=mats.dtype, device=mats.device)
+    _, info = torch.linalg.cholesky_ex(sym + shift[:, None, None] * eye)
+    if bool((info != 0).any()):
+        k = int((info != 0).nonzero()[0, 0])
+        lam = float(torch.linalg.eigvalsh(sym[k])[0])
+        where = f" (batch {k})" if mats.shape[0] > 1 else ""
+        raise ValueError(f"Q must be positive semi-definite, got smallest eigenvalue "
+                         f"{lam:.3g}{where}")
+
+
 class _QPFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, opts: dict[str, Any], Q: Any, q: Any, G: Any, h: Any, A: Any,
+    def forward(ctx: Any, opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any,
                 b: Any) -> Any:
-        arrays = [_to_numpy(t) for t in (Q, q, G, h, A, b)]
-        data = canonicalize(*arrays, check_psd=opts["check_psd"])
-        sol = solve_data(data, solver=opts["solver"], tol=opts["tol"], beta=opts["beta"],
-                         active_tol=opts["active_tol"], solver_kwargs=opts["solver_kwargs"])
-        ctx.data, ctx.sol, ctx.opts = data, sol, opts
-        ctx.inputs = (Q, q, G, h, A, b)
+        tensors = (Q, q, G, h, A, b)
+        for t, name in zip(tensors, _NAMES):
+            _check_tensor(t, name)
+        dtype = _out_dtype(tensors)
+        sparse = any(isinstance(t, torch.Tensor) and t.layout != torch.strided
+                     for t in tensors)
+        data = canonicalize(*(_to_numpy(t) for t in tensors), check_psd=False)
+        if not sparse:
+            _check_psd(Q, opts.check_psd)
+        sol = opts.solve(data)
+        device = q.device
+        ctx.opts, ctx.data, ctx.sparse, ctx.sol = opts, data, sparse, sol
+        ctx.save_for_backward(*(t if isinstance(t, torch.Tensor) else None for t in tensors))
 
         def out(a: np.ndarray) -> torch.Tensor:
-            t = torch.from_numpy(a if data.batched else a[0]).to(dtype=q.dtype, device=q.device)
-            return t
+            return torch.from_numpy(a if data.batched else a[0]).to(dtype=dtype, device=device)
 
         x, nu, mu = out(sol.x), out(sol.nu), out(sol.mu)
         ctx.mark_non_differentiable(nu, mu)
@@ -82,23 +156,75 @@ class _QPFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx: Any, grad_x: Any, _gnu: Any, _gmu: Any) -> Any:
         data, sol, opts = ctx.data, ctx.sol, ctx.opts
-        g = grad_x.detach().cpu().numpy().astype(np.float64)
-        g = g if data.batched else g[None]
-        grad = vjp_data(data, sol, g, mode=opts["mode"], beta=opts["beta"], c=opts["c"],
-                        refine=opts["refine"])
-        _, q, _, h, _, b = ctx.inputs
-        shapes = {"q": tuple(q.shape), "h": None if h is None else tuple(h.shape),
-                  "b": None if b is None else tuple(b.shape)}
-        grad = to_input_shapes(grad, shapes, np.dtype(np.float64))
-        outs = [None]
-        for need, g_np, t in zip(ctx.needs_input_grad[1:], grad, ctx.inputs):
-            outs.append(_to_torch(g_np, t) if need and t is not None else None)
+        inputs = ctx.saved_tensors
+        needs = ctx.needs_input_grad[1:]
+        if ctx.sparse:
+            g = grad_x.detach().to("cpu", torch.float64).numpy()
+            grad = opts.vjp(data, sol, g if data.batched else g[None])
+            shapes = {"q": tuple(inputs[1].shape),
+                      "h": None if inputs[3] is None else tuple(inputs[3].shape),
+                      "b": None if inputs[5] is None else tuple(inputs[5].shape)}
+            grad = to_input_shapes(grad, shapes, np.dtype(np.float64))
+            return (None, *(_to_torch(gk, t) if need and t is not None else None
+                            for need, gk, t in zip(needs, grad, inputs)))
+        B, n, m, p = data.batch, data.n, data.m, data.p
+        device = grad_x.device
+        args = [_batched(t, base, B, rows, n, device) for t, base, rows in
+                zip(inputs, _BASE_NDIM, (n, n, m, m, p, p))]
+        Qb, _, Gb, hb, Ab, bb = args
+
+        def dev(a: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(a).to(device)
+
+        grads = torch_vjp(Qb, Gb, hb, Ab, bb, dev(sol.x), dev(sol.nu), dev(sol.mu),
+                          dev(sol.active), grad_x.detach().to(torch.float64).reshape(B, n),
+                          mode=opts.mode, beta=opts.beta, c=opts.c, refine=opts.refine)
+        outs: list[Any] = [None]
+        for need, gk, t in zip(needs, grads, inputs):
+            outs.append(gk.sum_to_size(t.shape).to(t.dtype) if need and t is not None else None)
         return tuple(outs)
+
+
+def _apply(opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -> Any:
+    for name, t in zip(_NAMES, (Q, q, G, h, A, b)):
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor or None, got {type(t).__name__}")
+    if Q is None or q is None:
+        raise ValueError(f"Q and q must be given, got Q={type(Q).__name__}, q={type(q).__name__}")
+    return _QPFunction.apply(opts, Q, q, G, h, A, b)
+
+
+def qp_solve(Q: torch.Tensor, q: torch.Tensor, G: torch.Tensor | None = None,
+             h: torch.Tensor | None = None, A: torch.Tensor | None = None,
+             b: torch.Tensor | None = None, *, solver: str = "auto", mode: str = "penalty",
+             beta: float = 1e-4, c: float = 10.0, refine: int = 10, tol: float | None = None,
+             active_tol: float = 1e-7, check_psd: bool = True,
+             solver_kwargs: dict[str, Any] | None = None) -> torch.Tensor:
+    """Differentiable ``x*`` of ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (functional form of
+    :class:`QPLayer`, the same name and options as :func:`dxpp.jax.qp_solve`).
+
+    Example:
+        >>> import torch
+        >>> from dxpp.torch import qp_solve
+        >>> q = torch.tensor([-1.0, -1.0], dtype=torch.float64, requires_grad=True)
+        >>> x = qp_solve(torch.eye(2, dtype=torch.float64), q,
+        ...              torch.ones(1, 2, dtype=torch.float64), torch.ones(1, dtype=torch.float64))
+        >>> x.sum().backward()
+        >>> x.detach().numpy().round(6), q.grad.numpy().round(6)
+        (array([0.5, 0.5]), array([-0., -0.]))
+    """
+    opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine, tol=tol,
+                              active_tol=active_tol, check_psd=check_psd,
+                              solver_kwargs=solver_kwargs)
+    return _apply(opts, Q, q, G, h, A, b)[0]
 
 
 class QPLayer(torch.nn.Module):
     """Differentiable solution map ``(Q, q, G, h, A, b) ↦ x*`` of
     ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b``.
+
+    Any input may carry a leading batch axis; the gradient of an input without one is summed
+    over the batch (torch's broadcasting rule).
 
     Args:
         solver: ``"auto"`` or any ``qpsolvers`` backend name.
@@ -110,7 +236,8 @@ class QPLayer(torch.nn.Module):
         tol: solver tolerance override (looser than ``1e-3·β`` is tightened with a warning).
         active_tol: relative slack threshold of the active set.
         return_duals: also return ``(ν*, μ*)`` (not differentiable).
-        check_psd: check dense ``Q`` for positive semi-definiteness in every call.
+        check_psd: check dense ``Q`` for positive semi-definiteness in every call (one batched
+            Cholesky); ``False`` only warns on negative diagonal entries.
         solver_kwargs: extra backend options.
 
     Example:
@@ -129,20 +256,106 @@ class QPLayer(torch.nn.Module):
                  active_tol: float = 1e-7, return_duals: bool = False, check_psd: bool = True,
                  solver_kwargs: dict[str, Any] | None = None) -> None:
         super().__init__()
-        from icml26_shared.checks import check_choice, check_positive, check_positive_int
-
-        check_choice(mode, "mode", ("penalty", "exact"))
-        self.opts = {"solver": solver, "mode": mode, "beta": check_positive(beta, "beta"),
-                     "c": check_positive(c, "c"),
-                     "refine": check_positive_int(refine, "refine", minimum=0), "tol": tol, "active_tol": active_tol,
-                     "check_psd": check_psd, "solver_kwargs": dict(solver_kwargs or {})}
-        self.return_duals = return_duals
+        self.opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine,
+                                       tol=tol, active_tol=active_tol, check_psd=check_psd,
+                                       solver_kwargs=solver_kwargs)
+        self.return_duals = bool(return_duals)
 
     def forward(self, Q: torch.Tensor, q: torch.Tensor, G: torch.Tensor | None = None,
                 h: torch.Tensor | None = None, A: torch.Tensor | None = None,
                 b: torch.Tensor | None = None) -> Any:
         """Solve and return ``x*`` (and ``(ν*, μ*)`` when ``return_duals``)."""
-        if not isinstance(q, torch.Tensor):
-            raise TypeError(f"q must be a torch.Tensor, got {type(q).__name__}")
-        x, nu, mu = _QPFunction.apply(self.opts, Q, q, G, h, A, b)
+        x, nu, mu = _apply(self.opts, Q, q, G, h, A, b)
         return (x, nu, mu) if self.return_duals else x
+
+
+class _ScaleGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, t: torch.Tensor, scale: float) -> torch.Tensor:
+        ctx.scale = scale
+        return t.view_as(t)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> Any:
+        return g * ctx.scale, None
+
+
+def _none_if_empty(t: Any) -> Any:
+    return None if t is None or (isinstance(t, torch.Tensor) and t.numel() == 0) else t
+
+
+class QPFunction:
+    """Drop-in for ``qpth.qp.QPFunction``: ``QPFunction(eps=…, verbose=…, maxIter=…)(Q, p, G,
+    h, A, b)`` with qpth's conventions, solved by any ``qpsolvers`` backend and differentiated
+    by dXPP's penalty backward (so OptNet-style code changes one import).
+
+    qpth's conventions kept: empty tensors (``torch.Tensor()``) mean "no such constraints";
+    each of ``Q (nz,nz) | (B,nz,nz)``, ``p (nz,) | (B,nz)``, ``G``, ``h``, ``A``, ``b`` may or
+    may not carry the batch axis (unbatched ones are broadcast); the output is always batched,
+    ``(B, nz)``; and, as in qpth 0.0.18, the gradient of a broadcast (unbatched) input is the
+    **mean** over the batch, not the sum (``broadcast_grad="sum"`` gives the true gradient
+    of the summed loss, as :class:`QPLayer` does).
+
+    Args:
+        eps: qpth's interior-point tolerance; here the solver tolerance, clipped to
+            ``[1e-10, 1e-3·β]`` (double-precision backends do not certify qpth's default
+            1e-12; looser than ``1e-3·β`` is tightened with a warning).
+        verbose: ``> 0`` turns on the backend's own output; ``≤ 0`` is silent.
+        notImprovedLim: accepted for compatibility; unused (no qpth IPM here).
+        maxIter: iteration cap passed as ``max_iter`` to interior-point backends (PIQP,
+            Clarabel, CVXOPT); other backends (``solver="auto"`` picks ProxQP for dense
+            input) count iterations differently and ignore it.
+        solver: a ``qpsolvers`` backend name or ``"auto"``; qpth's ``QPSolvers`` enum values
+            are accepted and mean ``"auto"``.
+        check_Q_spd: check ``Q`` for positive semi-definiteness (qpth's flag).
+        broadcast_grad: ``"mean"`` (qpth) or ``"sum"``.
+        **options: any other :class:`QPLayer` option (``mode``, ``beta``, ``c``, ``refine``).
+
+    Example:
+        >>> import torch
+        >>> from dxpp.torch import QPFunction
+        >>> Q, p = torch.eye(2, dtype=torch.float64), -torch.ones(2, dtype=torch.float64)
+        >>> G, h = torch.ones(1, 2, dtype=torch.float64), torch.ones(1, dtype=torch.float64)
+        >>> e = torch.Tensor()
+        >>> QPFunction(verbose=-1)(Q, p, G, h, e, e).numpy().round(6)
+        array([[0.5, 0.5]])
+    """
+
+    def __init__(self, eps: float = 1e-12, verbose: int = 0, notImprovedLim: int = 3,
+                 maxIter: int = 20, solver: Any = "auto", check_Q_spd: bool = True,
+                 broadcast_grad: str = "mean", **options: Any) -> None:
+        self.broadcast_grad = check_choice(broadcast_grad, "broadcast_grad", ("mean", "sum"))
+        beta = options.pop("beta", 1e-4)
+        if not isinstance(eps, int | float) or not eps > 0:
+            raise ValueError(f"eps must be a number > 0, got {eps!r}")
+        if isinstance(maxIter, bool) or not isinstance(maxIter, int) or maxIter < 1:
+            raise ValueError(f"maxIter must be an integer >= 1, got {maxIter!r}")
+        backend = solver if isinstance(solver, str) else "auto"
+        kwargs = dict(options.pop("solver_kwargs", None) or {})
+        if backend in _IPM_BACKENDS:
+            kwargs.setdefault("max_iter", int(maxIter))
+        if verbose > 0:
+            kwargs.setdefault("verbose", True)
+        self.opts = LayerOptions.check(solver=backend, beta=beta, tol=max(float(eps), 1e-10),
+                                       check_psd=bool(check_Q_spd), solver_kwargs=kwargs,
+                                       **options)
+
+    def __call__(self, Q: torch.Tensor, p: torch.Tensor, G: torch.Tensor | None = None,
+                 h: torch.Tensor | None = None, A: torch.Tensor | None = None,
+                 b: torch.Tensor | None = None) -> torch.Tensor:
+        """Solve the batch; returns ``(B, nz)``."""
+        args = [_none_if_empty(t) for t in (Q, p, G, h, A, b)]
+        for (i, j) in ((2, 3), (4, 5)):
+            if (args[i] is None) != (args[j] is None):
+                raise ValueError(f"{_NAMES[i]} and {_NAMES[j]} must both be empty or both be "
+                                 f"given, got shapes {tuple(np.shape((Q, p, G, h, A, b)[i]))} "
+                                 f"and {tuple(np.shape((Q, p, G, h, A, b)[j]))}")
+        present = [t for t in args if t is not None]
+        B = max((t.shape[0] for t, base in zip(args, _BASE_NDIM)
+                 if t is not None and t.ndim == base + 1), default=1)
+        if self.broadcast_grad == "mean" and B > 1:
+            args = [_ScaleGrad.apply(t, 1.0 / B) if t is not None and t.ndim == base
+                    and t.requires_grad else t for t, base in zip(args, _BASE_NDIM)]
+        del present
+        x = _apply(self.opts, *args)[0]
+        return x if x.ndim == 2 else x.unsqueeze(0)

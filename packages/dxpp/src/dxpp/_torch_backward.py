@@ -1,0 +1,257 @@
+"""The dense penalty backward in torch: formed and factored with ``torch.linalg``, batched, on
+the tensors' device and inside torch's own intra-op thread pool.
+
+The maths is that of :mod:`dxpp._backward` (the numpy/scipy core, which stays the path for
+sparse input): with the active rows ``C = [G_J; A]``, right-hand sides ``d = [h_J; b]`` and
+multipliers ``λ = [ν_J; μ]``, solve the SPD system
+
+.. math::
+    (Q + C^\\top \\mathrm{diag}(w)\\, C)\\, v = \\partial L/\\partial x^*,\\qquad t = w \\odot Cv,
+
+refine the multipliers by at most ``refine`` method-of-multipliers steps that reuse the one
+Cholesky factor, and return ``∂q = −v``, ``∂Q = −½(vxᵀ + xvᵀ)``, ``∂h_J = t_I``,
+``∂G_J = −(ν_J vᵀ + t_I xᵀ)``, ``∂b = t_E``, ``∂A = −(μ vᵀ + t_E xᵀ)``. A batch is handled in one
+call: the active rows of every problem are gathered into a ``(B, k_max, n)`` block padded with
+zero-weight rows, so ``H`` is one batched ``torch.linalg.cholesky_ex``.
+
+Nothing here calls numpy/scipy linear algebra, so the backward never runs OpenBLAS's thread
+pool next to torch's (the oversubscription that made the numpy backward erratic under load).
+
+References:
+    Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box Quadratic
+    Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import NamedTuple
+
+import torch
+
+from ._types import POWER_ITERATIONS, power_start
+
+__all__ = ["TorchGrads", "torch_vjp"]
+
+Tensor = torch.Tensor
+Solve = Callable[[Tensor], Tensor]
+
+
+class TorchGrads(NamedTuple):
+    """Per-problem gradients, float64, batch axis first: ``Q (B,n,n)``, ``q (B,n)``, ..."""
+
+    Q: Tensor
+    q: Tensor
+    G: Tensor
+    h: Tensor
+    A: Tensor
+    b: Tensor
+
+
+def _mv(M: Tensor, v: Tensor) -> Tensor:
+    return (M @ v.unsqueeze(-1)).squeeze(-1)
+
+
+def _mtv(M: Tensor, v: Tensor) -> Tensor:
+    return (M.mT @ v.unsqueeze(-1)).squeeze(-1)
+
+
+def spectral_norm(Q: Tensor) -> Tensor:
+    """Batched power-iteration estimate of ‖Q_b‖₂ (same start vector as the numpy core)."""
+    v = torch.as_tensor(power_start(Q.shape[-1]), dtype=Q.dtype, device=Q.device)
+    v = v.expand(Q.shape[0], -1)
+    lam = torch.zeros(Q.shape[0], dtype=Q.dtype, device=Q.device)
+    for _ in range(POWER_ITERATIONS):
+        u = _mv(Q, v)
+        lam = torch.linalg.vector_norm(u, dim=-1)
+        v = u / torch.where(lam > 0, lam, 1.0).unsqueeze(-1)
+    return lam
+
+
+def _masked_median(vals: Tensor, valid: Tensor) -> Tensor:
+    """Median of ``vals[b, valid[b]]`` per row (numpy's: mean of the two middle values)."""
+    k = vals.shape[-1]
+    cnt = valid.sum(-1)
+    if k == 0:
+        return torch.ones(vals.shape[0], dtype=vals.dtype, device=vals.device)
+    s = torch.where(valid, vals, torch.inf).sort(-1).values
+    lo = ((cnt - 1).clamp(min=0) // 2).unsqueeze(-1)
+    hi = (cnt // 2).clamp(max=k - 1).unsqueeze(-1)
+    med = 0.5 * (s.gather(-1, lo) + s.gather(-1, hi)).squeeze(-1)
+    return torch.where(cnt > 0, med, 1.0)
+
+
+def _weights(C: Tensor, d: Tensor, x: Tensor, valid: Tensor, q_norm: Tensor, beta: float,
+             c: float) -> Tensor:
+    """Scale-aware penalty weights (``dxpp.penalty_weights``), zero on padding rows."""
+    r2 = (C * C).sum(-1)
+    r2 = torch.where(r2 > 0, r2, 1.0)
+    med = _masked_median(r2, valid)
+    scale = torch.where(q_norm > 0, q_norm, med)
+    resid = _mv(C, x) - d
+    xn = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    z = resid / (beta * (1.0 + d.abs() + r2.sqrt() * xn))
+    s = torch.sigmoid(z)
+    bump = 4.0 * s * (1.0 - s)
+    w = (c / beta) * scale.unsqueeze(-1) / torch.minimum(r2, med.unsqueeze(-1)) * bump
+    return torch.where(valid, w, 0.0)
+
+
+def _factor(H: Tensor, ridge: Tensor) -> tuple[Solve, str]:
+    """Batched Cholesky of ``H`` (+ a ridge, then ×10³, on the problems where it fails);
+    LU for the whole batch if a problem still fails (``Q`` indefinite on the null space)."""
+    L, info = torch.linalg.cholesky_ex(H)
+    kind = "cholesky"
+    bad = info != 0
+    if bool(bad.any()):
+        eye = torch.eye(H.shape[-1], dtype=H.dtype, device=H.device)
+        for mult in (1.0, 1e3):
+            idx = bad.nonzero().squeeze(-1)
+            Lb, ib = torch.linalg.cholesky_ex(H[idx] + (mult * ridge[idx])[:, None, None] * eye)
+            L = L.clone()
+            L[idx] = Lb
+            bad = bad.clone()
+            bad[idx] = ib != 0
+            kind = "cholesky+ridge"
+            if not bool(bad.any()):
+                break
+    if bool(bad.any()):
+        warnings.warn("the penalty matrix Q + CᵀWC is not positive definite (is Q positive "
+                      "semi-definite? check_psd=False skips that check); using an LU solve",
+                      RuntimeWarning, stacklevel=4)
+        LU, piv = torch.linalg.lu_factor(H)
+        return (lambda r: torch.linalg.lu_solve(LU, piv, r.unsqueeze(-1)).squeeze(-1)), "lu"
+    return (lambda r: torch.cholesky_solve(r.unsqueeze(-1), L).squeeze(-1)), kind
+
+
+def _refine(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve,
+            refine: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Penalty solve + multiplier steps (residual form), per problem until its update is
+    below 1e-9 relative or stops halving; finished problems are frozen."""
+    v = solve(g)
+    Cv = _mv(C, v)
+    t = w * Cv
+    B = g.shape[0]
+    done = torch.zeros(B, dtype=torch.bool, device=g.device)
+    conv = torch.zeros_like(done)
+    prev = torch.full((B,), torch.inf, dtype=g.dtype, device=g.device)
+    for _ in range(refine):
+        r = g - _mv(Q, v) - _mtv(C, t + w * Cv)
+        dv = torch.where(done.unsqueeze(-1), 0.0, solve(r))
+        v = v + dv
+        Cv = _mv(C, v)
+        t = torch.where(done.unsqueeze(-1), t, t + w * Cv)
+        rel = torch.linalg.vector_norm(dv, dim=-1) / torch.linalg.vector_norm(v, dim=-1).clamp(
+            min=1e-300)
+        new_conv = ~done & (rel <= 1e-9)
+        stalled = ~done & ~new_conv & (rel > 0.5 * prev)
+        conv = conv | new_conv
+        prev = torch.where(done, prev, rel)
+        done = done | new_conv | stalled
+        if bool(done.all()):
+            break
+    return v, t, conv
+
+
+def _kkt_residual(Q: Tensor, C: Tensor, g: Tensor, v: Tensor, t: Tensor,
+                  q_norm: Tensor) -> Tensor:
+    """Normwise backward error of ``[Q Cᵀ; C 0][v; t] = [g; 0]`` per problem."""
+    norm = torch.linalg.vector_norm
+    c_norm = (C * C).sum(-1).amax(-1).sqrt() if C.shape[1] else torch.zeros_like(q_norm)
+    nv, nt = norm(v, dim=-1), norm(t, dim=-1)
+    stat = norm(g - _mv(Q, v) - _mtv(C, t), dim=-1) / (
+        norm(g, dim=-1) + q_norm * nv + c_norm * nt).clamp(min=1e-300)
+    feas = norm(_mv(C, v), dim=-1) / (c_norm * nv).clamp(min=1e-300)
+    return torch.maximum(stat, feas)
+
+
+def _penalty_adjoint(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor,
+                     refine: int) -> tuple[Tensor, Tensor]:
+    """``(Q + Cᵀ W C) v = g``, refined; problems whose reduced-KKT backward error stays above
+    1e-6 (nearly dependent active rows) are redone with the weights ×10³ (at most twice)."""
+    ridge = 1e-13 * q_norm.clamp(min=1.0) * Q.shape[-1]
+
+    def attempt(Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor,
+                ra: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        X = Ca * wa.sqrt().unsqueeze(-1)
+        solve, _ = _factor(Qa + X.mT @ X, ra)
+        return _refine(Qa, Ca, wa, ga, solve, refine)
+
+    v, t, conv = attempt(Q, C, w, g, ridge)
+    if not refine:
+        return v, t
+    res = _kkt_residual(Q, C, g, v, t, q_norm)
+    need = ~conv & (res > 1e-6)
+    for k in (1, 2):
+        if not bool(need.any()):
+            break
+        idx = need.nonzero().squeeze(-1)
+        v2, t2, conv2 = attempt(Q[idx], C[idx], w[idx] * 1e3**k, g[idx], ridge[idx])
+        res2 = _kkt_residual(Q[idx], C[idx], g[idx], v2, t2, q_norm[idx])
+        take = conv2 | (res2 < res[idx])
+        v[idx] = torch.where(take.unsqueeze(-1), v2, v[idx])
+        t[idx] = torch.where(take.unsqueeze(-1), t2, t[idx])
+        res[idx] = torch.where(take, res2, res[idx])
+        need = need.clone()
+        need[idx] = ~conv2 & (res2 > 1e-6)
+    return v, t
+
+
+def _exact_adjoint(Q: Tensor, C: Tensor, valid: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
+    """Reduced KKT ``[Q Cᵀ; C 0][v; t] = [g; 0]`` by LU per problem (pseudo-inverse if
+    singular)."""
+    n = Q.shape[-1]
+    v = torch.empty_like(g)
+    t = torch.zeros(C.shape[:2], dtype=g.dtype, device=g.device)
+    for i in range(g.shape[0]):
+        Ci = C[i][valid[i]]
+        k = Ci.shape[0]
+        K = torch.zeros(n + k, n + k, dtype=g.dtype, device=g.device)
+        K[:n, :n], K[:n, n:], K[n:, :n] = Q[i], Ci.T, Ci
+        rhs = torch.cat([g[i], g.new_zeros(k)])
+        sol, info = torch.linalg.solve_ex(K, rhs)
+        if int(info) != 0 or not bool(torch.isfinite(sol).all()):
+            sol = torch.linalg.pinv(K) @ rhs
+        v[i] = sol[:n]
+        t[i, valid[i]] = sol[n:]
+    return v, t
+
+
+def _active_rows(active: Tensor) -> tuple[Tensor, Tensor]:
+    """Indices ``(B, k_max)`` of each problem's active rows (in order), and their validity."""
+    k = active.sum(-1)
+    kmax = int(k.max()) if active.numel() else 0
+    order = torch.argsort((~active).to(torch.int8), dim=-1, stable=True)[:, :kmax]
+    valid = torch.arange(kmax, device=active.device) < k.unsqueeze(-1)
+    return order, valid
+
+
+def torch_vjp(Q: Tensor, G: Tensor, h: Tensor, A: Tensor, b: Tensor, x: Tensor, nu: Tensor,
+              mu: Tensor, active: Tensor, g: Tensor, *, mode: str = "penalty",
+              beta: float = 1e-4, c: float = 10.0, refine: int = 10) -> TorchGrads:
+    """VJP of a canonical dense batch (float64 tensors, all with batch axis ``B``; matrices
+    may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``."""
+    B, n = g.shape
+    Qs = 0.5 * (Q + Q.mT)
+    idx, valid_I = _active_rows(active)
+    rows = torch.arange(B, device=g.device).unsqueeze(-1)
+    G_J = G[rows, idx]  # (B, kmax, n)
+    C = torch.cat([G_J, A], dim=1)
+    d = torch.cat([h.gather(1, idx), b], dim=1)
+    valid = torch.cat([valid_I, torch.ones(b.shape, dtype=torch.bool, device=g.device)], 1)
+    C = C * valid.unsqueeze(-1)
+    if mode == "penalty":
+        q_norm = spectral_norm(Qs)
+        w = _weights(C, d, x, valid, q_norm, beta, c)
+        v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine)
+    else:
+        v, t = _exact_adjoint(Qs, C, valid, g)
+    kmax = idx.shape[1]
+    t_I = torch.zeros_like(h).scatter(1, idx, torch.where(valid_I, t[:, :kmax], 0.0))
+    t_E = t[:, kmax:]
+    nu_I = torch.where(active, nu, 0.0)
+    gQ = -0.5 * (v.unsqueeze(-1) * x.unsqueeze(-2) + x.unsqueeze(-1) * v.unsqueeze(-2))
+    gG = -(nu_I.unsqueeze(-1) * v.unsqueeze(-2) + t_I.unsqueeze(-1) * x.unsqueeze(-2))
+    gA = -(mu.unsqueeze(-1) * v.unsqueeze(-2) + t_E.unsqueeze(-1) * x.unsqueeze(-2))
+    return TorchGrads(gQ, -v, gG, t_I, gA, t_E)

@@ -1,0 +1,63 @@
+"""Result records shared by the forward and backward passes, and the one spectral-norm
+estimate both use (kept here so that ``_solve`` and ``_backward`` do not import each other)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["POWER_ITERATIONS", "QPGrad", "QPSolution", "power_start", "spectral_norm"]
+
+POWER_ITERATIONS = 5
+
+
+class QPSolution(NamedTuple):
+    """Primal–dual solution of a QP (leading batch axis when the input had one).
+
+    Attributes:
+        x: primal solution ``(n,)``.
+        nu: inequality multipliers ``(m,)``, ``ν ≥ 0``.
+        mu: equality multipliers ``(p,)``.
+        active: boolean mask of the active inequalities ``(m,)``.
+        weakly_active: active inequalities with (numerically) zero multiplier ``(m,)``.
+        solver: the ``qpsolvers`` backend used.
+    """
+
+    x: NDArray[Any]
+    nu: NDArray[Any]
+    mu: NDArray[Any]
+    active: NDArray[np.bool_]
+    weakly_active: NDArray[np.bool_]
+    solver: str
+
+
+class QPGrad(NamedTuple):
+    """Gradients of a scalar loss w.r.t. ``(Q, q, G, h, A, b)`` (``None`` for absent G/A)."""
+
+    Q: Any
+    q: Any
+    G: Any
+    h: Any
+    A: Any
+    b: Any
+
+
+def power_start(n: int) -> NDArray[np.float64]:
+    """The fixed start vector of the power iteration (the same in numpy, torch and JAX)."""
+    v = np.random.default_rng(0).uniform(0.5, 1.5, size=n)
+    return v / np.linalg.norm(v)
+
+
+def spectral_norm(Q: Any, iters: int = POWER_ITERATIONS) -> float:
+    """Power-iteration estimate of ‖Q‖₂ for a PSD matrix (dense or sparse), O(iters·nnz)."""
+    v = power_start(Q.shape[0])
+    lam = 0.0
+    for _ in range(iters):
+        u = Q @ v
+        lam = float(np.linalg.norm(u))
+        if lam == 0.0:
+            return 0.0
+        v = u / lam
+    return lam
