@@ -10,7 +10,7 @@ import pytest
 
 import icml26_shared
 
-MODULES = ["bench", "checks", "conformal", "datasets", "experiment", "metrics"]
+MODULES = ["bench", "checks", "conformal", "datasets", "experiment", "metrics", "state"]
 
 
 def test_importing_checks_imports_nothing_heavy():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["bench", "checks", "conformal", "datasets", "experiment", "metrics"]
+__all__ = ["bench", "checks", "conformal", "datasets", "experiment", "metrics", "state"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,39 @@
+import json
+
+import numpy as np
+import pytest
+
+from icml26_shared import state as st
+
+
+def test_round_trip_keeps_arrays_and_non_finite_values_bit_for_bit():
+    obj = {
+        "q": np.array([[1.5, np.inf], [-np.inf, np.nan]]),
+        "n": np.array(3, dtype=np.int64),
+        "alpha": 0.1,
+        "top": float("inf"),
+        "flags": [True, None, "aci"],
+    }
+    text = st.dumps_state(obj)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in checkpoint"))
+    back = st.loads_state(text)
+    np.testing.assert_array_equal(back["q"], obj["q"])
+    assert back["q"].dtype == np.float64 and back["n"].dtype == np.int64 and back["n"].shape == ()
+    assert back["top"] == float("inf") and back["alpha"] == 0.1 and back["flags"] == obj["flags"]
+
+
+def test_unknown_types_are_refused():
+    with pytest.raises(TypeError, match="state must hold numbers"):
+        st.encode_state({"f": object()})
+
+
+def test_mismatched_config_names_the_field():
+    st.check_same_config({"gamma": 0.5, "method": "aci"}, {"gamma": 0.5, "method": "aci"}, owner="X")
+    with pytest.raises(ValueError, match=r"saved with gamma=0.5, but this X has gamma=0.001"):
+        st.check_same_config({"gamma": 0.5}, {"gamma": 0.001}, owner="X")
+    with pytest.raises(ValueError, match=r"saved with eta='<unset>', but this X has eta=0.1"):
+        st.check_same_config({}, {"eta": 0.1}, owner="X")
+    enc = st.encode_state({"grid": np.array([1.0, 2.0])})
+    with pytest.raises(ValueError, match="grid"):
+        st.check_same_config(enc, {"grid": np.array([1.0, 3.0])}, owner="X")
+    st.check_same_config(enc, {"grid": np.array([1.0, 2.0])}, owner="X")
