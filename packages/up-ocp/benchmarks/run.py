@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from icml26_shared.datasets import score_stream
-from up_ocp import OnlineConformal, aci, make_algorithm, run_algorithm
+from up_ocp import OnlineConformal, make_algorithm, run_algorithm
+from up_ocp.baselines import aci
 
 
 def _best_of(fn, repeats: int) -> float:

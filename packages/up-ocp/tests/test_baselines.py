@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from icml26_shared.datasets import score_stream
-from up_ocp import METHODS, OnlineConformal, aci, conformal_quantile, run_algorithm
+from up_ocp import METHODS, OnlineConformal, run_algorithm
+from up_ocp._baselines import _level_quantile
+from up_ocp.baselines import aci
 
 
 def _mapie_aci_run(cal_x, cal_y, test_x, test_y, gamma, alpha):
@@ -67,17 +69,21 @@ def test_aci_equals_mapie_aci_on_identical_streams(seed):
     np.testing.assert_allclose(test_x[:, 0] - q_ours, bounds[:, 0], rtol=0, atol=1e-12)
 
 
-def test_conformal_quantile_matches_numpy_lower_rule():
+def test_level_quantile_matches_numpy_lower_rule_on_unsorted_windows():
     rng = np.random.default_rng(0)
-    ref = np.sort(rng.normal(size=(3, 57)), axis=-1)
+    ref = rng.normal(size=(3, 57))  # storage order, not sorted: the shared quantile sorts
     for a in (0.03, 0.1, 0.5, 0.97, 1.0):
         n = ref.shape[-1]
         level = np.ceil((1 - a) * (n + 1)) / n
         want = np.quantile(ref, max(level, 0.0), axis=-1, method="lower") if level <= 1 else np.inf
-        np.testing.assert_array_equal(conformal_quantile(ref, a), want)
-    assert np.all(conformal_quantile(ref, 0.0) == np.inf)
-    assert np.all(conformal_quantile(ref, 1.2) == -np.inf)
-    assert np.all(conformal_quantile(ref[..., :0], 0.1) == np.inf)
+        np.testing.assert_array_equal(_level_quantile(ref, a), want)
+    assert np.all(_level_quantile(ref, 0.0) == np.inf)
+    assert np.all(_level_quantile(ref, -0.3) == np.inf)
+    assert np.all(_level_quantile(ref, 1.2) == -np.inf)
+    assert np.all(_level_quantile(ref[..., :0], 0.1) == np.inf)
+    mixed = _level_quantile(ref, np.array([-0.1, 0.1, 1.5]))
+    assert mixed[0] == np.inf and mixed[2] == -np.inf
+    assert mixed[1] == np.sort(ref[1])[int(np.ceil(0.9 * 58)) - 1]
 
 
 @pytest.mark.parametrize("kind", ["alternating", "cauchy", "change_point"])
@@ -105,7 +111,7 @@ def test_aci_gamma_grid_equals_separate_runs():
 def test_every_method_covers_a_stationary_stream(method, stationary):
     """Long-run miss close to α on i.i.d. scores (the betting methods carry an O(√(log T/T))
     excess, hence the 0.03 bar)."""
-    miss = (stationary > OnlineConformal(method, alpha=0.1).run(stationary)).mean(-1)
+    miss = (stationary > OnlineConformal(method, confidence_level=0.9).run(stationary)).mean(-1)
     assert np.all(np.abs(miss - 0.1) <= 0.03), miss
 
 
@@ -120,7 +126,7 @@ def test_scale_equivariant_baselines(method, change_point_small):
 
 
 def test_dtaci_weights_stay_a_distribution(change_point_small):
-    from up_ocp import dtaci
+    from up_ocp.baselines import dtaci
 
     _, state = run_algorithm(dtaci(0.1), change_point_small)
     np.testing.assert_allclose(state.weights.sum(-1), 1.0, atol=1e-12)
@@ -128,7 +134,7 @@ def test_dtaci_weights_stay_a_distribution(change_point_small):
 
 
 def test_saocp_expert_pool_stays_logarithmic():
-    from up_ocp import saocp
+    from up_ocp.baselines import saocp
 
     s = score_stream("stationary", 2048, seed=0).scores
     _, state = run_algorithm(saocp(0.1), s)

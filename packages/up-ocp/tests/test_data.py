@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from up_ocp import forecast_residuals, load_csv_series, load_returns
+from up_ocp.data import forecast_residuals, load_csv_series, load_returns, load_sp500_returns
 
 
 @pytest.fixture
@@ -80,3 +80,11 @@ def test_shipped_returns(name):
 def test_unknown_series():
     with pytest.raises(ValueError, match="name must be one of 'sp500', 'nasdaq', got 'ftse'"):
         load_returns("ftse")
+
+
+def test_load_sp500_returns_moved_home_from_shared():
+    pytest.importorskip("arch")
+    r, dates = load_sp500_returns()
+    assert r.shape == dates.shape and r.size > 4000 and np.isfinite(r).all()
+    assert 0.5 < r.std() < 3.0  # daily returns in percent
+    np.testing.assert_array_equal(load_returns("sp500"), r)

@@ -9,17 +9,11 @@ from hypothesis import strategies as st
 from scipy.special import betaln, xlogy
 
 import up_ocp
+from up_ocp import _up
 from icml26_shared.datasets import score_stream
 from icml26_shared.metrics import binomial_tolerance
-from up_ocp import (
-    OnlineConformal,
-    cover_fraction,
-    cover_log_wealth,
-    coverage_bound,
-    kt_fraction,
-    run_algorithm,
-    up_grid,
-)
+from up_ocp import OnlineConformal, coverage_bound, run_algorithm, up_grid
+from up_ocp._up import cover_fraction, cover_log_wealth, kt_fraction
 from up_ocp import (
     up_ocp as up_factory,
 )
@@ -33,12 +27,12 @@ def _misses_before(s, q):
 
 def test_functional_core_matches_object(change_point_small):
     s = change_point_small
-    state = up_ocp.init(0.1, eps=1.0, shape=s.shape[:1])
+    state = _up.init(0.1, eps=1.0, shape=s.shape[:1])
     qs = []
     for t in range(s.shape[1]):
         qs.append(state.q)
-        _, state = up_ocp.update(state, s[:, t])
-    np.testing.assert_array_equal(np.stack(qs, -1), OnlineConformal("up", 0.1, eps=1.0).run(s))
+        _, state = _up.update(state, s[:, t])
+    np.testing.assert_array_equal(np.stack(qs, -1), OnlineConformal("up", confidence_level=0.9, eps=1.0).run(s))
     assert int(state.t) == s.shape[1]
 
 
@@ -102,14 +96,14 @@ ADVERSARIAL = [
 def test_deterministic_bound_every_t(kind, scale, eps):
     """Acceptance 2 on the shared generators, T = 10⁴, every prefix."""
     s = score_stream(kind, 10_000, n_streams=2, scale=scale, seed=8).scores
-    q = OnlineConformal("up", 0.1, eps=eps).run(s)
+    q = OnlineConformal("up", confidence_level=0.9, eps=eps).run(s)
     lhs, rhs = coverage_bound(s, q, 0.1, eps)
     assert np.all(lhs <= rhs + 1e-9)
 
 
 def test_bound_with_infinite_scores():
     s = np.full(3000, np.inf)
-    q = OnlineConformal("up", 0.1).run(s)
+    q = OnlineConformal("up", confidence_level=0.9).run(s)
     lhs, rhs = coverage_bound(s, q, 0.1)
     assert np.all(lhs <= rhs + 1e-9)
 
@@ -123,7 +117,7 @@ def test_bound_with_infinite_scores():
 )
 def test_bound_property_adaptive_adversary(misses, alpha, eps, q0):
     """An adversary that sees q_t and decides miss or cover: the bound holds at every t."""
-    state = up_ocp.init(alpha, eps=eps, q0=q0)
+    state = _up.init(alpha, eps=eps, q0=q0)
     scores, qs = [], []
     for miss in misses:
         q = float(state.q)
@@ -132,7 +126,7 @@ def test_bound_property_adaptive_adversary(misses, alpha, eps, q0):
             s = np.inf if miss else -np.inf
         qs.append(q)
         scores.append(s)
-        _, state = up_ocp.update(state, s)
+        _, state = _up.update(state, s)
     lhs, rhs = coverage_bound(np.array(scores), np.array(qs), alpha, eps, q0)
     assert np.all(lhs <= rhs + 1e-9)
 
@@ -144,7 +138,7 @@ def test_bound_property_adaptive_adversary(misses, alpha, eps, q0):
 )
 def test_bound_property_arbitrary_scores(scores, alpha):
     s = np.array(scores)
-    q = OnlineConformal("up", alpha).run(s)
+    q = OnlineConformal("up", confidence_level=1 - alpha).run(s)
     lhs, rhs = coverage_bound(s, q, alpha)
     assert np.all(lhs <= rhs + 1e-9)
 
@@ -154,14 +148,14 @@ def test_change_point_long_run_coverage():
     T=20,000."""
     for T, bar in ((5_000, 0.02), (20_000, 0.01)):
         s = score_stream("change_point", T, n_streams=10, seed=2026).scores
-        miss = (s > OnlineConformal("up", 0.1).run(s)).mean(-1)
+        miss = (s > OnlineConformal("up", confidence_level=0.9).run(s)).mean(-1)
         assert abs(miss.mean() - 0.1) <= bar, (T, miss.mean())
 
 
 def test_stationary_miss_rate_converges():
     """Statistical: on i.i.d. scores the miss rate is α + O(√(log T / T)) (one-sided excess)."""
     s = score_stream("stationary", 20_000, n_streams=4, seed=9).scores
-    miss = (s > OnlineConformal("up", 0.1).run(s)).mean(-1)
+    miss = (s > OnlineConformal("up", confidence_level=0.9).run(s)).mean(-1)
     tol = binomial_tolerance(0.1, 20_000) + np.sqrt(0.18 * np.log(20_000) / 20_000)
     assert np.all(np.abs(miss - 0.1) <= tol)
     assert np.all(miss >= 0.1 - binomial_tolerance(0.1, 20_000))
@@ -179,7 +173,7 @@ def test_scale_free_vs_fixed_step_quantile_tracking():
 
 
 def test_jax_scan_matches_numpy(jax_x64, change_point_small):
-    q_np = OnlineConformal("up", 0.1, eps=0.5).run(change_point_small)
+    q_np = OnlineConformal("up", confidence_level=0.9, eps=0.5).run(change_point_small)
     q_jx = up_ocp.run_up_jax(change_point_small, 0.1, eps=0.5)
     np.testing.assert_allclose(q_jx, q_np, rtol=1e-10, atol=1e-12)
 
@@ -190,4 +184,4 @@ def test_bound_function_rejects_bad_args():
     with pytest.raises(ValueError, match="eps must be finite and > 0"):
         coverage_bound([1.0], [1.0], 0.1, eps=-1)
     with pytest.raises(ValueError, match="prior\\[0\\] must be finite and > 0"):
-        up_ocp.init(0.1, prior=(0.0, 0.5))
+        _up.init(0.1, prior=(0.0, 0.5))

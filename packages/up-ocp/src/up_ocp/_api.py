@@ -3,7 +3,7 @@
 >>> import numpy as np
 >>> from up_ocp import OnlineConformal
 >>> scores = np.abs(np.random.default_rng(0).standard_normal((4, 1000)))  # 4 streams
->>> thresholds = OnlineConformal("up", alpha=0.1).run(scores)
+>>> thresholds = OnlineConformal("up", confidence_level=0.9).run(scores)
 >>> thresholds.shape
 (4, 1000)
 """
@@ -11,13 +11,16 @@
 from __future__ import annotations
 
 import copy
+import warnings
+from decimal import Decimal
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_alpha, check_choice, check_finite_array
+from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
+from icml26_shared.state import check_same_config, decode_state, dumps_state, loads_state
 
 from ._baselines import aci, conformal_pid, decaying_ogd, dtaci, kt_aci, quantile_tracking, sf_ogd
 from ._core import OnlineAlgorithm, check_scores, run_algorithm
@@ -83,22 +86,46 @@ class OnlineConformal:
 
     Args:
         method: one of :data:`METHODS` (``"up"`` is UP-OCP).
-        alpha: target miscoverage in (0, 1); coverage target is ``1 - alpha``.
+        confidence_level: target long-run coverage ``1 - alpha`` in (0, 1) (MAPIE 1.x's name;
+            keyword-only). ``alpha=`` is still accepted for one release, with a
+            ``DeprecationWarning``.
         two_sided: run the two-copy variant on signed residuals.
         **params: hyperparameters of the method (e.g. ``eps`` for ``"up"``, ``gamma`` for
             ``"aci"``).
 
     Example:
-        >>> oc = OnlineConformal("up", alpha=0.1)
+        >>> oc = OnlineConformal("up", confidence_level=0.9)
         >>> lower, upper = oc.predict_interval(np.array([0.0]))
         >>> _ = oc.update(np.array([0.3]))
     """
 
     def __init__(
-        self, method: str = "up", alpha: float = 0.1, *, two_sided: bool = False, **params: Any
+        self,
+        method: str = "up",
+        *,
+        confidence_level: float | None = None,
+        two_sided: bool = False,
+        **params: Any,
     ):
+        if "alpha" in params:
+            alpha = params.pop("alpha")
+            if confidence_level is not None:
+                raise TypeError("pass confidence_level or the deprecated alpha, not both")
+            warnings.warn(
+                "OnlineConformal(alpha=...) is deprecated and will be removed in up-ocp 0.2: "
+                "pass confidence_level=1 - alpha",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            self.alpha = check_alpha(alpha)
+            self.confidence_level = 1.0 - self.alpha
+        else:
+            cl = 0.9 if confidence_level is None else confidence_level
+            self.confidence_level = check_in_interval(cl, "confidence_level", 0, 1)
+            # the decimal complement: confidence_level=0.9 runs at exactly alpha=0.1, not at
+            # 1 - 0.9 = 0.09999999999999998 (so it matches the functional core bit for bit)
+            self.alpha = float(Decimal(1) - Decimal(repr(self.confidence_level)))
         self.method = method
-        self.alpha = check_alpha(alpha)
         self.two_sided = bool(two_sided)
         self.params = dict(params)
         level = self.alpha / 2 if self.two_sided else self.alpha
@@ -201,11 +228,20 @@ class OnlineConformal:
 
     # ------------------------------------------------------------------ checkpoints
 
-    def state_dict(self) -> dict[str, Any]:
-        """A deep copy of everything needed to resume bit-exactly (numpy arrays and plain types)."""
+    def _config(self) -> dict[str, Any]:
         return {
             "method": self.method,
-            "alpha": self.alpha,
+            "confidence_level": self.confidence_level,
+            "two_sided": self.two_sided,
+            **{f"params.{k}": v for k, v in self.params.items()},
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """A deep copy of everything needed to resume bit-exactly (numpy arrays and plain types);
+        :meth:`to_json` writes it as strict JSON."""
+        return {
+            "method": self.method,
+            "confidence_level": self.confidence_level,
             "two_sided": self.two_sided,
             "params": copy.deepcopy(self.params),
             "batch_shape": None if self._batch_shape is None else list(self._batch_shape),
@@ -213,13 +249,31 @@ class OnlineConformal:
             "y_hat": None if self._y_hat is None else self._y_hat.copy(),
         }
 
+    def to_json(self) -> str:
+        """The :meth:`state_dict` as strict JSON (``allow_nan=False``; ``±inf`` encoded)."""
+        return dumps_state(self.state_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> OnlineConformal:
+        """Build a predictor from :meth:`to_json` output and continue where it stopped."""
+        return cls.from_state_dict(loads_state(text))
+
     def load_state_dict(self, state: dict[str, Any]) -> OnlineConformal:
-        """Restore a :meth:`state_dict` (method, level and hyperparameters must match)."""
-        for key in ("method", "alpha", "two_sided"):
-            if state.get(key) != getattr(self, key):
-                raise ValueError(
-                    f"state_dict {key} must be {getattr(self, key)!r}, got {state.get(key)!r}"
-                )
+        """Restore a :meth:`state_dict`.
+
+        Raises:
+            ValueError: naming the field, when the state was saved with another method, level,
+                sidedness or hyperparameter (a state of ``gamma=0.5`` never runs on under
+                ``gamma=0.001``).
+        """
+        state = decode_state(state)
+        saved = {
+            "method": state.get("method"),
+            "confidence_level": state.get("confidence_level"),
+            "two_sided": state.get("two_sided"),
+            **{f"params.{k}": v for k, v in (state.get("params") or {}).items()},
+        }
+        check_same_config(saved, self._config(), owner="OnlineConformal")
         if state["states"] is None:
             self._states, self._batch_shape = None, None
         else:
@@ -233,10 +287,19 @@ class OnlineConformal:
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> OnlineConformal:
         """Build a predictor from a :meth:`state_dict` alone."""
-        obj = cls(state["method"], state["alpha"], two_sided=state["two_sided"], **state["params"])
+        state = decode_state(state)
+        obj = cls(
+            state["method"],
+            confidence_level=state["confidence_level"],
+            two_sided=state["two_sided"],
+            **state["params"],
+        )
         return obj.load_state_dict(state)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
         sided = ", two_sided=True" if self.two_sided else ""
-        return f"OnlineConformal({self.method!r}, alpha={self.alpha}{sided}{extra})"
+        return (
+            f"OnlineConformal({self.method!r}, confidence_level={self.confidence_level}"
+            f"{sided}{extra})"
+        )

@@ -52,6 +52,7 @@ from icml26_shared.checks import (
     check_positive,
     check_positive_int,
 )
+from icml26_shared.conformal import split_quantile
 
 from ._core import OnlineAlgorithm, as_batch_shape, check_score_step
 
@@ -59,7 +60,6 @@ __all__ = [
     "DEFAULT_DTACI_GAMMAS",
     "aci",
     "conformal_pid",
-    "conformal_quantile",
     "decaying_ogd",
     "dtaci",
     "kt_aci",
@@ -101,34 +101,32 @@ def _window_push(win: Window, s: NDArray) -> Window:
     )
 
 
-def _window_sorted(win: Window) -> NDArray:
-    n = int(win.n)
-    return np.sort(win.buf[..., :n], axis=-1)
+def _window_scores(win: Window) -> NDArray:
+    """The filled part of the reference window, in storage order (``(*batch, n)``)."""
+    return win.buf[..., : int(win.n)]
 
 
-def conformal_quantile(sorted_ref: NDArray, level_alpha: NDArray) -> NDArray[np.float64]:
-    r"""Conformal quantile :math:`\hat Q_{1-a}` of a sorted reference set of size n, per stream.
+def _level_quantile(ref: NDArray, level_alpha: ArrayLike) -> NDArray[np.float64]:
+    r"""ACI's quantile :math:`\hat Q_{1-a}` of a reference set at a drifting level :math:`a`.
 
-    The :math:`k`-th smallest score with :math:`k = \lceil (1-a)(n+1)\rceil` (MAPIE's rule:
-    level :math:`k/n`, numpy ``method="lower"``); ``+inf`` when :math:`k > n` (this includes
-    :math:`a \le 0` and an empty set), the smallest score when :math:`k \le 0` and :math:`a = 1`,
-    ``-inf`` (empty set) when :math:`a > 1`.
+    Inside (0, 1) this is :func:`icml26_shared.conformal.split_quantile` (the
+    :math:`\lceil (1-a)(n+1)\rceil`-th smallest score, ``+inf`` when that rank exceeds n). ACI's
+    level leaves (0, 1) under long runs of misses or covers; its update defines the ends:
+    ``+inf`` for :math:`a \le 0`, the smallest score for :math:`a = 1` and ``-inf`` (the empty
+    set) for :math:`a > 1`.
 
     Args:
-        sorted_ref: ``(*batch, n)`` sorted along the last axis.
+        ref: ``(*batch, n)`` reference scores in any order.
         level_alpha: :math:`a`, broadcastable against ``batch`` (e.g. ``(G, *batch)``).
     """
-    n = sorted_ref.shape[-1]
     a = np.asarray(level_alpha, dtype=np.float64)
-    k = np.ceil((1.0 - a) * (n + 1))
-    shape = np.broadcast_shapes(a.shape, sorted_ref.shape[:-1])
-    if n == 0:
-        return np.where(a > 1.0, -np.inf, np.inf) * np.ones(shape)
-    idx = (np.clip(k, 1, n) - 1).astype(np.intp)
-    ref = np.broadcast_to(sorted_ref, (*shape, n))
-    idx = np.broadcast_to(idx, shape)
-    q = np.take_along_axis(ref, idx[..., None], axis=-1)[..., 0]
-    q = np.where(k > n, np.inf, q)
+    inside = (a > 0.0) & (a < 1.0)
+    q = split_quantile(ref, np.where(inside, a, 0.5), axis=-1)
+    q = np.asarray(q, dtype=np.float64)
+    n = ref.shape[-1]
+    smallest = np.min(ref, axis=-1) if n else np.full(ref.shape[:-1], np.inf)
+    q = np.where(a <= 0.0, np.inf, q)
+    q = np.where(a == 1.0, smallest, q)
     return np.where(a > 1.0, -np.inf, q)
 
 
@@ -153,7 +151,7 @@ def aci(
 ) -> OnlineAlgorithm:
     r"""Adaptive conformal inference (Gibbs & Candès 2021).
 
-    :math:`q_t = \hat Q_{1-\alpha_t}(\text{reference})` (:func:`conformal_quantile`) and
+    :math:`q_t = \hat Q_{1-\alpha_t}(\text{reference})` (:func:`icml26_shared.conformal.split_quantile`) and
     :math:`\alpha_{t+1} = \alpha_t + \gamma(\alpha - \mathrm{err}_t)`, clipped to [0, 1] when
     ``clip`` (MAPIE's choice). The reference set is the trailing ``window`` of the stream's own
     scores, or the fixed ``calibration`` scores (MAPIE's ``TimeSeriesRegressor(method="aci")``
@@ -180,7 +178,7 @@ def aci(
         shp = as_batch_shape(shape)
         win = _window_init(shp, w, cal)
         alpha_t = np.broadcast_to(np.float64(a0), np.broadcast_shapes(g.shape, shp)).copy()
-        return ACIState(conformal_quantile(_window_sorted(win), alpha_t), alpha_t, win)
+        return ACIState(_level_quantile(_window_scores(win), alpha_t), alpha_t, win)
 
     def _update(state: ACIState, score: ArrayLike) -> tuple[NDArray, ACIState]:
         s = check_score_step(score, state.window.buf.shape[:-1])
@@ -189,7 +187,7 @@ def aci(
         if clip:
             alpha_t = np.clip(alpha_t, 0.0, 1.0)
         win = _window_push(state.window, s)
-        q = conformal_quantile(_window_sorted(win), alpha_t)
+        q = _level_quantile(_window_scores(win), alpha_t)
         return q, ACIState(q, alpha_t, win)
 
     return OnlineAlgorithm("aci", _init, _update)
@@ -243,19 +241,19 @@ def dtaci(
         eta_ = check_positive(eta, "eta")
 
     def _quantiles(srt: NDArray, alpha_k: NDArray) -> NDArray:
-        return conformal_quantile(srt[..., None, :], alpha_k)
+        return _level_quantile(srt[..., None, :], alpha_k)
 
     def _init(shape: Any = ()) -> DtACIState:
         shp = as_batch_shape(shape)
         win = _window_init(shp, w, None)
         alpha_k = np.full((*shp, K), a0)
         weights = np.full((*shp, K), 1.0 / K)
-        q = conformal_quantile(_window_sorted(win), (weights * alpha_k).sum(-1))
+        q = _level_quantile(_window_scores(win), (weights * alpha_k).sum(-1))
         return DtACIState(q, alpha_k, weights, win)
 
     def _update(state: DtACIState, score: ArrayLike) -> tuple[NDArray, DtACIState]:
         s = check_score_step(score, state.q.shape)
-        srt = _window_sorted(state.window)
+        srt = _window_scores(state.window)
         n = srt.shape[-1]
         q_k = _quantiles(srt, state.alpha_k)
         err_k = s[..., None] > q_k
@@ -268,7 +266,7 @@ def dtaci(
         weights = (1.0 - sig) * wt / wt.sum(-1, keepdims=True) + sig / K
         alpha_k = state.alpha_k + gk * (a0 - err_k)
         win = _window_push(state.window, s)
-        q = conformal_quantile(_window_sorted(win), (weights * alpha_k).sum(-1))
+        q = _level_quantile(_window_scores(win), (weights * alpha_k).sum(-1))
         return q, DtACIState(q, alpha_k, weights, win)
 
     return OnlineAlgorithm("dtaci", _init, _update)

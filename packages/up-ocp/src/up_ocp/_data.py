@@ -1,23 +1,53 @@
 """Real series and score streams: daily returns shipped inside PyPI packages, any CSV series.
 
 Nothing here downloads. :func:`load_returns` reads the daily index levels that the ``arch``
-package ships (S&P 500 through :func:`icml26_shared.datasets.load_sp500_returns`, and the NASDAQ
-Composite) and needs the ``data`` extra (``pip install up-ocp[data]``).
+package ships (S&P 500 through :func:`load_sp500_returns`, and the NASDAQ Composite) and needs
+the ``data`` extra (``pip install up-ocp[data]``).
 """
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 
-__all__ = ["RETURN_SERIES", "forecast_residuals", "load_csv_series", "load_returns"]
+__all__ = [
+    "RETURN_SERIES",
+    "forecast_residuals",
+    "load_csv_series",
+    "load_returns",
+    "load_sp500_returns",
+]
 
 RETURN_SERIES = ("sp500", "nasdaq")
+
+
+def _arch_module(name: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError(
+            f"this loader needs {name!r}: install it with `pip install up-ocp[data]`"
+        ) from exc
+
+
+def load_sp500_returns() -> tuple[NDArray[np.float64], NDArray[np.datetime64]]:
+    """Daily S&P 500 log returns in percent (1999–2018), from the series shipped by ``arch``.
+
+    Returns:
+        ``(returns, dates)``: ``100·log(P_t / P_{t−1})`` of the adjusted close, and the dates.
+    """
+    frame = _arch_module("arch.data.sp500").load()
+    close = frame["Adj Close"].to_numpy(dtype=np.float64)
+    dates = frame.index.to_numpy()
+    return 100.0 * np.diff(np.log(close)), dates[1:]
 
 
 def load_returns(name: str = "sp500") -> NDArray[np.float64]:
@@ -28,16 +58,8 @@ def load_returns(name: str = "sp500") -> NDArray[np.float64]:
     """
     check_choice(name, "name", RETURN_SERIES)
     if name == "sp500":
-        from icml26_shared.datasets import load_sp500_returns
-
         return load_sp500_returns()[0]
-    try:
-        from arch.data import nasdaq
-    except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError(
-            "load_returns needs 'arch': install it with `pip install up-ocp[data]`"
-        ) from exc
-    close = nasdaq.load()["Adj Close"].to_numpy(dtype=np.float64)
+    close = _arch_module("arch.data.nasdaq").load()["Adj Close"].to_numpy(dtype=np.float64)
     return 100.0 * np.diff(np.log(close))
 
 

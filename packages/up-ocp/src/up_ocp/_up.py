@@ -335,8 +335,12 @@ def coverage_bound(
     """
     a_ = check_alpha(alpha)
     e = check_positive(eps, "eps")
-    s = np.asarray(scores, dtype=np.float64)
-    q = np.asarray(thresholds, dtype=np.float64)
+    s = check_finite_array(scores, "scores", allow_inf=True)
+    q = check_finite_array(thresholds, "thresholds", allow_inf=True)
+    if s.ndim == 0 or s.shape != q.shape:
+        raise ValueError(
+            f"scores and thresholds must have the same shape (..., T), got {s.shape} and {q.shape}"
+        )
     err = (s > q).astype(np.float64)
     t = np.arange(1, s.shape[-1] + 1, dtype=np.float64)
     lhs = t * kl_bernoulli(np.cumsum(err, axis=-1) / t, a_)
