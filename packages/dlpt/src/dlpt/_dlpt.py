@@ -1,0 +1,439 @@
+"""DLPT: debiased values and learned continuous policies from a discrete-arm randomised trial.
+
+Reconstruction of Zhang, Zeng, Zhan, Zhang, "Personalized Policy Learning through Discrete
+Experimentation" (ICML 2026, arXiv 2602.05099; no public code), consistent with its abstract:
+a structured network θ_η(x) ∈ R^{q+1} with response μ̂(x, t) = θ̂(x)ᵀφ(t) (Farrell, Liang, Misra
+2021), cross-fitted over L folds, plus a Neyman-orthogonal score with the *known* design matrix
+Λ(x) = Σ_k p_k(x) φ(t_k)φ(t_k)ᵀ:
+
+    ψ_i(π) = θ̂(x_i)ᵀφ(π(x_i)) + φ(π(x_i))ᵀ Λ(x_i)⁻¹ φ(t_i) (y_i − θ̂(x_i)ᵀφ(t_i))
+           = φ(π(x_i))ᵀ β_i,     β_i = θ̂(x_i) + Λ(x_i)⁻¹φ(t_i)(y_i − θ̂(x_i)ᵀφ(t_i)).
+
+Because E[φ(T)φ(T)ᵀ | x] = Λ(x), E[β_i | x_i] = θ(x_i) whenever μ(x, ·) ∈ span φ, for *any*
+θ̂ not fitted on unit i: E[ψ_i | x_i] = μ(x_i, π(x_i)). The network's error costs variance, never
+bias. V̂(π) = mean ψ_i, SE = sd(ψ)/√n, CI = V̂ ± z_{1−α/2} SE; contrasts use paired differences.
+A policy π_ω(x) = t_min + (t_max − t_min)·sigmoid(g_ω(x)) is learned by maximising mean ψ_i(π_ω),
+started from the plug-in argmax_t θ̂(x)ᵀφ(t); ``split="honest"`` learns on one half of the units
+and reports V̂(π̂) ± CI on the other.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from icml26_shared.checks import (
+    check_alpha,
+    check_choice,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+    check_same_length,
+)
+
+from ._basis import Basis, check_arms, gram, make_basis, resolve_probs, solve_gram
+from ._data import evaluate_policy
+from ._mlp import MLP, TrainConfig, train
+
+Array = NDArray[np.float64]
+PolicyLike = Callable[[Array], ArrayLike] | float
+
+
+@dataclass(frozen=True)
+class ValueEstimate:
+    """A debiased policy value (or contrast) with its standard error.
+
+    Attributes:
+        v: V̂ = mean ψ_i.
+        se: sd(ψ) / √n.
+        ci: (V̂ − z SE, V̂ + z SE) at level 1 − alpha.
+        psi: the per-unit scores ψ_i (n,).
+        alpha: miscoverage of ``ci``.
+    """
+
+    v: float
+    se: float
+    ci: tuple[float, float]
+    psi: Array = field(repr=False)
+    alpha: float = 0.05
+
+    @classmethod
+    def from_scores(cls, psi: Array, alpha: float = 0.05) -> ValueEstimate:
+        v = float(np.mean(psi))
+        se = float(np.std(psi, ddof=1) / np.sqrt(psi.size))
+        z = float(stats.norm.ppf(1 - alpha / 2))
+        return cls(v, se, (v - z * se, v + z * se), psi, alpha)
+
+
+def orthogonal_scores(
+    theta: Array, w: Array, resid: Array, phi_pi: Array
+) -> tuple[Array, Array]:
+    """(ψ, β) with β_i = θ̂_i + w_i r_i, ψ_i = φ(π_i)ᵀβ_i, where w_i = Λ(x_i)⁻¹φ(t_i) and
+    r_i = y_i − θ̂_iᵀφ(t_i)."""
+    beta = theta + w * resid[:, None]
+    return np.einsum("nk,nk->n", phi_pi, beta), beta
+
+
+@dataclass
+class Policy:
+    """A learned continuous policy π(x) = lo + (hi − lo)·sigmoid(g(x)), callable X → t (n,).
+
+    Attributes:
+        net: the network g.
+        lo, hi: the dose range (the tested range, widened by ``extrapolate``).
+        value: V̂(π̂) ± CI on the held-out half (``split="honest"``) or in-sample (``"none"``,
+            optimistic).
+        split: how it was learned.
+        plug_in_value: V̂ of the plug-in start π⁰ on the same units as ``value``.
+    """
+
+    net: MLP
+    lo: float
+    hi: float
+    value: ValueEstimate | None = None
+    split: str = "honest"
+    plug_in_value: ValueEstimate | None = None
+
+    def __call__(self, X: ArrayLike) -> Array:
+        Xa = check_finite_array(X, "X", ndim=2)
+        if Xa.shape[1] != self.net.x_mean.size:
+            raise ValueError(f"X must have {self.net.x_mean.size} columns, got {Xa.shape[1]}")
+        return self.lo + (self.hi - self.lo) * special.expit(self.net(Xa)[:, 0])
+
+
+class DLPT:
+    """Deep learning for policy targeting from a K-arm randomised trial with known propensities.
+
+    Args:
+        degree: polynomial degree q of the dose basis (K ≥ q + 1), or ``"cv"`` to choose
+            q ∈ {1, …, K − 1} by cross-fitted out-of-fold squared error.
+        hidden: hidden layer widths of θ_η(x) (``()`` gives a linear θ).
+        folds: cross-fitting folds L (``1`` is the no-cross-fitting ablation: θ̂ then sees each
+            unit's own outcome and the score is no longer exactly unbiased).
+        seed: random seed (folds, initialisation, mini-batches).
+        basis: ``"legendre"`` (default) or ``"monomial"``; values do not depend on it.
+        weight_decay, lr, epochs, batch_size, patience: training of θ_η (Adam, early stopping on
+            an inner 15% validation split of the training folds).
+
+    Examples:
+        >>> from dlpt.data import simulate_rct
+        >>> data = simulate_rct(3000, seed=1)
+        >>> model = DLPT(degree=2, hidden=(16,), folds=2, seed=0)
+        >>> model = model.fit(data.X, data.t, data.y, data.arms, data.probs)
+        >>> est = model.value(1.1)
+        >>> abs(est.v - data.true_value(1.1, n_mc=100_000)) < 4 * est.se
+        True
+    """
+
+    def __init__(
+        self,
+        degree: int | str = 2,
+        hidden: Sequence[int] = (64, 64),
+        folds: int = 5,
+        seed: int = 0,
+        *,
+        basis: str = "legendre",
+        weight_decay: float = 1e-4,
+        lr: float = 2e-3,
+        epochs: int = 200,
+        batch_size: int = 256,
+        patience: int = 10,
+    ) -> None:
+        if degree != "cv":
+            check_positive_int(degree, "degree")
+        self.degree = degree
+        self.hidden = tuple(check_positive_int(h, "hidden") for h in hidden)
+        self.folds = check_positive_int(folds, "folds")
+        self.seed = int(seed)
+        self.basis = check_choice(basis, "basis", ("legendre", "monomial"))
+        self.config = TrainConfig(
+            lr=check_positive(lr, "lr"),
+            weight_decay=check_positive(weight_decay, "weight_decay", strict=False),
+            epochs=check_positive_int(epochs, "epochs"),
+            batch_size=check_positive_int(batch_size, "batch_size"),
+            patience=check_positive_int(patience, "patience"),
+        )
+
+    # ------------------------------------------------------------------ fitting
+    def fit(
+        self, X: ArrayLike, t: ArrayLike, y: ArrayLike, arms: ArrayLike, probs: Any = None
+    ) -> DLPT:
+        """Cross-fit θ̂ and compute the orthogonal-score ingredients.
+
+        Args:
+            X: covariates (n, d).
+            t: assigned doses (n,), each one of ``arms`` (tolerance 1e-9).
+            y: outcomes (n,).
+            arms: the K tested dose levels (distinct).
+            probs: known assignment probabilities: (K,), (n, K) or a callable X → (n, K);
+                entries > 0, rows summing to 1 (1e-8). Never estimated.
+        """
+        X = check_finite_array(X, "X", ndim=2)
+        t = check_finite_array(t, "t", ndim=1)
+        y = check_finite_array(y, "y", ndim=1)
+        check_same_length(X=X, t=t, y=y)
+        a = check_arms(arms, None if self.degree == "cv" else int(self.degree))
+        p = resolve_probs(probs, X, a.size)
+        k = np.argmin(np.abs(t[:, None] - a[None, :]), axis=1)
+        off = np.abs(t - a[k]) > 1e-9 * max(1.0, float(np.max(np.abs(a))))
+        if off.any():
+            i = int(np.argmax(off))
+            raise ValueError(f"t must take values among arms {a.tolist()}, got {t[i]} at index {i}")
+        self.X_, self.t_, self.y_, self.arms_, self.probs_ = X, a[k], y, a, p
+        self.arm_index_ = k
+        self.fold_ = self._assign_folds(k, a.size)
+        if self.degree == "cv":
+            candidates = list(range(1, a.size))
+            fits = {q: self._cross_fit(q) for q in candidates}
+            self.cv_mse_ = {q: f[2] for q, f in fits.items()}
+            q = min(self.cv_mse_, key=lambda d: self.cv_mse_[d])
+            self.degree_ = q
+            self.models_, self.theta_, _ = fits[q]
+        else:
+            self.degree_ = int(self.degree)
+            self.models_, self.theta_, mse = self._cross_fit(self.degree_)
+            self.cv_mse_ = {self.degree_: mse}
+        if self.degree_ == a.size - 1:
+            warnings.warn(
+                f"degree q = K - 1 = {self.degree_}: the basis interpolates the {a.size} arm "
+                "means exactly, leaving no room to detect misspecification between arms",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.basis_ = make_basis(self.degree_, a, self.basis)
+        phi_t = self.basis_(self.t_)
+        self.lambda_ = gram(self.basis_, a, p)
+        self.w_ = solve_gram(self.lambda_, phi_t)
+        self.resid_ = y - np.einsum("nk,nk->n", self.theta_, phi_t)
+        return self
+
+    def _assign_folds(self, k: NDArray[np.intp], K: int) -> NDArray[np.intp]:
+        """Folds stratified by arm; every training fold must contain every arm."""
+        rng = np.random.default_rng(self.seed)
+        fold = np.zeros(k.size, dtype=np.intp)
+        if self.folds == 1:
+            return fold
+        for j in range(K):
+            idx = np.flatnonzero(k == j)
+            fold[rng.permutation(idx)] = (np.arange(idx.size) + rng.integers(self.folds)) % (
+                self.folds
+            )
+        for f in range(self.folds):
+            present = np.unique(k[fold != f])
+            if present.size < K:
+                missing = sorted(set(range(K)) - set(present.tolist()))
+                raise ValueError(
+                    f"arm(s) {[float(self.arms_[m]) for m in missing]} missing from the "
+                    f"training folds of fold {f}: every arm needs units in at least two folds"
+                )
+        return fold
+
+    def _cross_fit(self, q: int) -> tuple[list[MLP], Array, float]:
+        """Fold models, out-of-fold θ̂ (n, q+1) and the out-of-fold mean squared error."""
+        basis = make_basis(q, self.arms_, self.basis)
+        phi = basis(self.t_)
+        theta = np.zeros((self.t_.size, q + 1))
+        models = []
+        for f in range(self.folds):
+            test = np.flatnonzero(self.fold_ == f)
+            tr = np.flatnonzero(self.fold_ != f) if self.folds > 1 else test
+            net = self._fit_response(phi, tr, q, f)
+            models.append(net)
+            theta[test] = self._theta_of(net, self.X_[test])
+        mse = float(np.mean((self.y_ - np.einsum("nk,nk->n", theta, phi)) ** 2))
+        return models, theta, mse
+
+    def _fit_response(self, phi: Array, rows: NDArray[np.intp], q: int, f: int) -> MLP:
+        rng = np.random.default_rng([self.seed, q, f])
+        y_mean, y_sd = float(self.y_[rows].mean()), float(self.y_[rows].std()) or 1.0
+        ys = (self.y_ - y_mean) / y_sd
+
+        def loss(out: Array, idx: NDArray[np.intp]) -> tuple[float, Array]:
+            r = np.einsum("nk,nk->n", out, phi[idx]) - ys[idx]
+            return float(np.mean(r**2)), (2.0 / idx.size) * r[:, None] * phi[idx]
+
+        net = MLP.init(self.X_.shape[1], self.hidden, q + 1, rng)
+        train(net, self.X_, loss, self.config, rng, rows)
+        net.y_mean, net.y_sd = y_mean, y_sd  # type: ignore[attr-defined]
+        return net
+
+    @staticmethod
+    def _theta_of(net: MLP, X: Array) -> Array:
+        th = net(X) * net.y_sd  # type: ignore[attr-defined]
+        th[:, 0] += net.y_mean  # type: ignore[attr-defined]  (φ₀ ≡ 1 in both bases)
+        return th
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "theta_"):
+            raise RuntimeError("DLPT is not fitted: call fit(X, t, y, arms, probs) first")
+
+    # ------------------------------------------------------------------ inference
+    def theta(self, X: ArrayLike) -> Array:
+        """θ̂(x) (n, q+1) for new units: the mean of the L fold networks."""
+        self._check_fitted()
+        Xa = check_finite_array(X, "X", ndim=2)
+        if Xa.shape[1] != self.X_.shape[1]:
+            raise ValueError(f"X must have {self.X_.shape[1]} columns, got {Xa.shape[1]}")
+        return np.mean([self._theta_of(m, Xa) for m in self.models_], axis=0)
+
+    def response(self, X: ArrayLike, t_grid: ArrayLike) -> Array:
+        """μ̂(x_i, t_g) = θ̂(x_i)ᵀφ(t_g): shape (n, G)."""
+        grid = check_finite_array(t_grid, "t_grid", ndim=1)
+        return self.theta(X) @ self.basis_(grid).T
+
+    def _doses(self, policy: PolicyLike, name: str = "policy") -> Array:
+        try:
+            pi = evaluate_policy(policy, self.X_)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("policy", name, 1)) from None
+        lo, hi = self.basis_.lo, self.basis_.hi
+        tol = 1e-9 * max(1.0, hi - lo)
+        if (pi < lo - tol).any() or (pi > hi + tol).any():
+            warnings.warn(
+                f"{name} leaves the tested range [{lo}, {hi}] (doses in [{pi.min():.4g}, "
+                f"{pi.max():.4g}]): the value there rests on polynomial extrapolation",
+                UserWarning,
+                stacklevel=3,
+            )
+        return pi
+
+    def scores(self, policy: PolicyLike) -> Array:
+        """Per-unit orthogonal scores ψ_i(π) on the training units (n,)."""
+        self._check_fitted()
+        phi_pi = self.basis_(self._doses(policy))
+        return orthogonal_scores(self.theta_, self.w_, self.resid_, phi_pi)[0]
+
+    def value(self, policy: PolicyLike, alpha: float = 0.05) -> ValueEstimate:
+        """Debiased V̂(π) = mean ψ_i(π) with SE and a 1 − alpha normal CI.
+
+        ``policy`` is a callable X → doses (n,) or a constant dose (untested levels included).
+        """
+        alpha = check_alpha(alpha)
+        return ValueEstimate.from_scores(self.scores(policy), alpha)
+
+    def contrast(self, p1: PolicyLike, p2: PolicyLike, alpha: float = 0.05) -> ValueEstimate:
+        """V̂(π₁) − V̂(π₂) with the paired-difference SE and CI."""
+        alpha = check_alpha(alpha)
+        return ValueEstimate.from_scores(self.scores(p1) - self.scores(p2), alpha)
+
+    @property
+    def beta_(self) -> Array:
+        """Debiased per-unit coefficients β_i (n, q+1): ψ_i(π) = φ(π(x_i))ᵀβ_i."""
+        self._check_fitted()
+        return self.theta_ + self.w_ * self.resid_[:, None]
+
+    # ------------------------------------------------------------------ policy learning
+    def learn_policy(
+        self,
+        split: str = "honest",
+        *,
+        hidden: Sequence[int] = (32, 32),
+        extrapolate: float | None = None,
+        alpha: float = 0.05,
+        seed: int | None = None,
+    ) -> Policy:
+        """Learn π_ω by maximising mean ψ_i(π_ω), started from the plug-in argmax.
+
+        Args:
+            split: ``"honest"``: refit θ̂ on each half of the units, learn on one, report
+                V̂(π̂) ± CI on the other (nothing of the evaluation half enters π̂);
+                ``"none"``: learn and evaluate on all units (the value is optimistic).
+            hidden: widths of the policy network g_ω.
+            extrapolate: allow doses up to δ outside [t_min, t_max] (warns).
+            alpha: miscoverage of the reported CI.
+            seed: seed of the split and the policy net (default: the model's seed).
+        """
+        self._check_fitted()
+        check_choice(split, "split", ("honest", "none"))
+        alpha = check_alpha(alpha)
+        seed = self.seed if seed is None else int(seed)
+        lo, hi = self.basis_.lo, self.basis_.hi
+        if extrapolate is not None:
+            delta = check_positive(extrapolate, "extrapolate", strict=False)
+            warnings.warn(
+                f"extrapolate={delta}: the policy may leave the tested range [{lo}, {hi}]",
+                UserWarning,
+                stacklevel=2,
+            )
+            lo, hi = lo - delta, hi + delta
+        hidden = tuple(check_positive_int(h, "hidden") for h in hidden)
+        if split == "none":
+            learner, evaluator = self, self
+        else:
+            perm = np.random.default_rng([seed, 7]).permutation(self.t_.size)
+            half = perm.size // 2
+            learner = self._refit(np.sort(perm[:half]))
+            evaluator = self._refit(np.sort(perm[half:]))
+        net = _optimise_policy(learner, lo, hi, hidden, self.config, seed)
+        policy = Policy(net, lo, hi, split=split)
+        pi0 = plug_in_policy(learner)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            policy.value = evaluator.value(policy, alpha)
+            policy.plug_in_value = evaluator.value(pi0, alpha)
+        return policy
+
+    def _refit(self, rows: NDArray[np.intp]) -> DLPT:
+        """The same estimator (degree fixed to degree_) cross-fitted on ``rows`` only."""
+        other = DLPT.__new__(DLPT)
+        other.__dict__.update(
+            {k: v for k, v in self.__dict__.items() if not k.endswith("_")}
+        )
+        other.degree = self.degree_
+        other.config = replace(self.config)
+        p = self.probs_ if self.probs_.ndim == 1 else self.probs_[rows]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return other.fit(self.X_[rows], self.t_[rows], self.y_[rows], self.arms_, p)
+
+
+def plug_in_policy(model: DLPT) -> Callable[[Array], Array]:
+    """The plug-in policy π⁰(x) = argmax_{t ∈ [t_min, t_max]} θ̂(x)ᵀφ(t) (fold-averaged θ̂)."""
+    model._check_fitted()
+
+    def pi0(X: Array) -> Array:
+        return model.basis_.argmax(model.theta(X))
+
+    return pi0
+
+
+def _optimise_policy(
+    model: DLPT,
+    lo: float,
+    hi: float,
+    hidden: tuple[int, ...],
+    base: TrainConfig,
+    seed: int,
+) -> MLP:
+    """Policy net g: first regress logit of the (cross-fitted) plug-in dose, then maximise
+    mean ψ_i(π_ω) with early stopping on a validation split of the learning units."""
+    rng = np.random.default_rng([seed, 11])
+    X, beta, basis = model.X_, model.beta_, model.basis_
+    start = basis.argmax(model.theta_)
+    frac = np.clip((start - lo) / (hi - lo), 0.02, 0.98)
+    target = special.logit(frac)
+
+    def warm(out: Array, idx: NDArray[np.intp]) -> tuple[float, Array]:
+        r = out[:, 0] - target[idx]
+        return float(np.mean(r**2)), (2.0 / idx.size) * r[:, None]
+
+    net = MLP.init(X.shape[1], hidden, 1, rng)
+    train(net, X, warm, replace(base, epochs=60, patience=5), rng)
+    width = hi - lo
+
+    def neg_value(out: Array, idx: NDArray[np.intp]) -> tuple[float, Array]:
+        s = special.expit(out[:, 0])
+        pi = lo + width * s
+        val = np.einsum("nk,nk->n", basis(pi), beta[idx])
+        dval = np.einsum("nk,nk->n", basis.derivative(pi), beta[idx]) * width * s * (1 - s)
+        return -float(np.mean(val)), (-dval / idx.size)[:, None]
+
+    cfg = replace(base, lr=base.lr / 4, epochs=100, patience=8, val_fraction=0.3)
+    train(net, X, neg_value, cfg, rng)
+    return net
