@@ -175,7 +175,7 @@ def _penalty_adjoint(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor,
     def attempt(Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor,
                 ra: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         X = Ca * wa.sqrt().unsqueeze(-1)
-        solve, _ = _factor(Qa + X.mT @ X, ra)
+        solve, _ = _factor(torch.baddbmm(Qa, X.mT, X), ra)
         return _refine(Qa, Ca, wa, ga, solve, refine)
 
     v, t, conv = attempt(Q, C, w, g, ridge)
@@ -227,20 +227,32 @@ def _active_rows(active: Tensor) -> tuple[Tensor, Tensor]:
     return order, valid
 
 
+def _outer_grad(u: Tensor, v: Tensor, a: Tensor, b: Tensor, shared: bool) -> Tensor:
+    """``−(u vᵀ + a bᵀ)`` per problem ``(B, r, n)``, or summed over the batch ``(r, n)``."""
+    if shared:
+        return -torch.addmm(u.mT @ v, a.mT, b)
+    return -(u.unsqueeze(-1) * v.unsqueeze(-2) + a.unsqueeze(-1) * b.unsqueeze(-2))
+
+
 def torch_vjp(Q: Tensor, G: Tensor, h: Tensor, A: Tensor, b: Tensor, x: Tensor, nu: Tensor,
               mu: Tensor, active: Tensor, g: Tensor, *, mode: str = "penalty",
-              beta: float = 1e-4, c: float = 10.0, refine: int = 10) -> TorchGrads:
+              beta: float = 1e-4, c: float = 10.0, refine: int = 10,
+              shared: tuple[bool, bool, bool] = (False, False, False)) -> TorchGrads:
     """VJP of a canonical dense batch (float64 tensors, all with batch axis ``B``; matrices
-    may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``."""
-    B, n = g.shape
+    may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``.
+
+    ``shared`` flags ``(Q, G, A)`` that are one matrix for the whole batch: their gradients
+    are returned summed over the batch, ``(n, n)``/``(m, n)``/``(p, n)``, without forming the
+    per-problem ones. Vector gradients are always per problem.
+    """
     Qs = 0.5 * (Q + Q.mT)
     idx, valid_I = _active_rows(active)
-    rows = torch.arange(B, device=g.device).unsqueeze(-1)
-    G_J = G[rows, idx]  # (B, kmax, n)
-    C = torch.cat([G_J, A], dim=1)
+    rows = torch.arange(g.shape[0], device=g.device).unsqueeze(-1)
+    C = torch.cat([G[rows, idx], A], dim=1)  # (B, kmax + p, n): the active rows
     d = torch.cat([h.gather(1, idx), b], dim=1)
     valid = torch.cat([valid_I, torch.ones(b.shape, dtype=torch.bool, device=g.device)], 1)
-    C = C * valid.unsqueeze(-1)
+    if not bool(valid.all()):
+        C = C * valid.unsqueeze(-1)
     if mode == "penalty":
         q_norm = spectral_norm(Qs)
         w = _weights(C, d, x, valid, q_norm, beta, c)
@@ -251,7 +263,7 @@ def torch_vjp(Q: Tensor, G: Tensor, h: Tensor, A: Tensor, b: Tensor, x: Tensor, 
     t_I = torch.zeros_like(h).scatter(1, idx, torch.where(valid_I, t[:, :kmax], 0.0))
     t_E = t[:, kmax:]
     nu_I = torch.where(active, nu, 0.0)
-    gQ = -0.5 * (v.unsqueeze(-1) * x.unsqueeze(-2) + x.unsqueeze(-1) * v.unsqueeze(-2))
-    gG = -(nu_I.unsqueeze(-1) * v.unsqueeze(-2) + t_I.unsqueeze(-1) * x.unsqueeze(-2))
-    gA = -(mu.unsqueeze(-1) * v.unsqueeze(-2) + t_E.unsqueeze(-1) * x.unsqueeze(-2))
+    gQ = 0.5 * _outer_grad(v, x, x, v, shared[0])
+    gG = _outer_grad(nu_I, v, t_I, x, shared[1])
+    gA = _outer_grad(mu, v, t_E, x, shared[2])
     return TorchGrads(gQ, -v, gG, t_I, gA, t_E)

@@ -178,7 +178,9 @@ class _QPFunction(torch.autograd.Function):
 
         grads = torch_vjp(Qb, Gb, hb, Ab, bb, dev(sol.x), dev(sol.nu), dev(sol.mu),
                           dev(sol.active), grad_x.detach().to(torch.float64).reshape(B, n),
-                          mode=opts.mode, beta=opts.beta, c=opts.c, refine=opts.refine)
+                          mode=opts.mode, beta=opts.beta, c=opts.c, refine=opts.refine,
+                          shared=tuple(t is None or t.ndim == 2 or t.shape[0] == 1
+                                       for t in (inputs[0], inputs[2], inputs[4])))
         outs: list[Any] = [None]
         for need, gk, t in zip(needs, grads, inputs):
             outs.append(gk.sum_to_size(t.shape).to(t.dtype) if need and t is not None else None)
