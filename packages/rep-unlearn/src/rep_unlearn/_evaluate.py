@@ -1,0 +1,151 @@
+"""One evaluation call: forgetting, utility, privacy (loss-based MIA) and closeness to retrain.
+
+* accuracies on the forget set, the retain set, test samples of retained classes and (class
+  forgetting) test samples of the forgotten classes;
+* membership-inference AUC with the signal ``s(x, y) = −CE(model(x), y)`` (members score high):
+  members = the forget set, non-members = test samples of the forgotten classes (class
+  forgetting) or all test samples (random forgetting). ``0.5`` = indistinguishable, which is
+  where a retrained model sits;
+* ``JS(p_model ‖ p_retrain)`` of the softmax outputs, averaged over test samples (natural log);
+* linear-probe accuracy on the forgotten-class test samples, a multinomial logistic regression
+  fitted on the validation representations, for ``z = h(x)`` and ``z′`` (the deployed
+  representation): a backbone left untouched still separates the forgotten class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ._data import Task, TensorData
+
+__all__ = ["UnlearnReport", "evaluate", "js_divergence", "mia_auc"]
+
+
+def mia_auc(member_scores: Any, nonmember_scores: Any) -> float:
+    """``P(s_member > s_nonmember) + ½ P(=)``: the ROC AUC of a threshold attack (Mann–Whitney).
+
+    Example:
+        >>> mia_auc([3.0, 2.0], [1.0, 0.0]), mia_auc([1.0], [1.0])
+        (1.0, 0.5)
+    """
+    m = np.asarray(member_scores, dtype=np.float64).ravel()
+    n = np.asarray(nonmember_scores, dtype=np.float64).ravel()
+    if m.size == 0 or n.size == 0:
+        raise ValueError(f"both score sets must be non-empty, got {m.size} and {n.size}")
+    if not (np.isfinite(m).all() and np.isfinite(n).all()):
+        raise ValueError("scores must be finite, got NaN or inf")
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.concatenate([m, n]))
+    u = ranks[: m.size].sum() - m.size * (m.size + 1) / 2
+    return float(u / (m.size * n.size))
+
+
+def js_divergence(logits_p: torch.Tensor, logits_q: torch.Tensor) -> float:
+    """Mean over rows of ``JS(p, q) = ½ KL(p‖m) + ½ KL(q‖m)``, ``m = (p+q)/2`` (nats, ≤ ln 2)."""
+    lp, lq = F.log_softmax(logits_p, 1), F.log_softmax(logits_q, 1)
+    lm = torch.logsumexp(torch.stack([lp, lq]), 0) - np.log(2.0)
+    kl_pm = (lp.exp() * (lp - lm)).sum(1)
+    kl_qm = (lq.exp() * (lq - lm)).sum(1)
+    return float((0.5 * (kl_pm + kl_qm)).mean())
+
+
+@dataclass(frozen=True)
+class UnlearnReport:
+    """Figures of one unlearned model (``None``: not applicable or not requested)."""
+
+    forget_acc: float
+    retain_acc: float
+    test_acc_retained: float
+    test_acc_forgotten: float | None
+    mia_auc: float
+    js_to_retrain: float | None
+    probe_z: float | None
+    probe_z_prime: float | None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return asdict(self)
+
+
+def _logits(model: nn.Module, X: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return model(X)
+
+
+def _acc(lg: torch.Tensor, y: torch.Tensor) -> float | None:
+    return float((lg.argmax(1) == y).float().mean()) if len(y) else None
+
+
+def _represent(model: nn.Module, X: torch.Tensor) -> torch.Tensor | None:
+    fn = getattr(model, "represent", None)
+    if fn is None:
+        return None
+    with torch.no_grad():
+        return fn(X).reshape(len(X), -1)
+
+
+def _probe(z_val: torch.Tensor, y_val: torch.Tensor, z_te: torch.Tensor, y_te: torch.Tensor) -> float:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(z_val.numpy())
+    clf = LogisticRegression(max_iter=2000).fit(scaler.transform(z_val.numpy()), y_val.numpy())
+    return float((clf.predict(scaler.transform(z_te.numpy())) == y_te.numpy()).mean())
+
+
+def evaluate(
+    model: nn.Module,
+    splits: Task,
+    original: nn.Module | None = None,
+    retrain: nn.Module | None = None,
+    *,
+    probe: bool = True,
+) -> UnlearnReport:
+    """Evaluate ``model`` (inputs → logits) on the splits of ``splits``.
+
+    Args:
+        model: the unlearned model.
+        splits: a :class:`~rep_unlearn.data.Task` (retain, forget, val, test, forget_classes).
+        original: the model before unlearning; its representation ``h(x)`` gives ``probe_z``
+            (else ``model.encoder`` when present).
+        retrain: the retrained reference for ``js_to_retrain``.
+        probe: fit the linear probes (class forgetting only).
+    """
+    if not isinstance(splits, Task):
+        raise TypeError(f"splits must be a rep_unlearn.data.Task, got {type(splits).__name__}")
+    model.eval()
+    te: TensorData = splits.test
+    is_f_te = torch.isin(te.y, torch.tensor(list(splits.forget_classes), dtype=torch.long))
+    lg_te = _logits(model, te.X)
+    lg_f = _logits(model, splits.forget.X)
+    member = -F.cross_entropy(lg_f, splits.forget.y, reduction="none")
+    if splits.kind == "class":
+        nonmember = -F.cross_entropy(lg_te[is_f_te], te.y[is_f_te], reduction="none")
+    else:
+        nonmember = -F.cross_entropy(lg_te, te.y, reduction="none")
+    js = None if retrain is None else js_divergence(lg_te, _logits(retrain, te.X))
+    probe_z = probe_zp = None
+    if probe and splits.kind == "class":
+        va = splits.val
+        zp_val, zp_te = _represent(model, va.X), _represent(model, te.X[is_f_te])
+        if zp_val is not None and zp_te is not None:
+            probe_zp = _probe(zp_val, va.y, zp_te, te.y[is_f_te])
+        if original is not None and hasattr(original, "represent"):
+            z_val, z_te = _represent(original, va.X), _represent(original, te.X[is_f_te])
+            probe_z = _probe(z_val, va.y, z_te, te.y[is_f_te])
+    return UnlearnReport(
+        forget_acc=float(_acc(lg_f, splits.forget.y)),
+        retain_acc=float(_acc(_logits(model, splits.retain.X), splits.retain.y)),
+        test_acc_retained=float(_acc(lg_te[~is_f_te], te.y[~is_f_te])),
+        test_acc_forgotten=_acc(lg_te[is_f_te], te.y[is_f_te]) if splits.kind == "class" else None,
+        mia_auc=mia_auc(member.numpy(), nonmember.numpy()),
+        js_to_retrain=js,
+        probe_z=probe_z,
+        probe_z_prime=probe_zp,
+    )
