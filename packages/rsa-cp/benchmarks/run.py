@@ -9,32 +9,13 @@ Beta-Binomial window first (a new (N, m, beta) triple); "warm" reuses it.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import statistics
-import time
-from collections.abc import Callable
-from pathlib import Path
+import itertools
 
 import numpy as np
 
-from rsa_cp import RSAConformalRegressor, rsa_threshold, split_threshold
-from rsa_cp._bounds import _window_cached
-
-
-def _time(fn: Callable[[], object], repeats: int, setup: Callable[[], None] | None = None) -> dict:
-    times = []
-    for _ in range(repeats):
-        if setup is not None:
-            setup()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return {
-        "median_ms": 1e3 * statistics.median(times),
-        "max_ms": 1e3 * max(times),
-        "repeats": repeats,
-    }
+from icml26_shared.bench import BenchReport, time_call
+from rsa_cp import RSAConformalRegressor, rsa_threshold
+from rsa_cp.baselines import split_threshold
 
 
 def main() -> int:
@@ -44,22 +25,32 @@ def main() -> int:
     args = parser.parse_args()
     repeats = 20 if args.quick else 200
     rng = np.random.default_rng(0)
-    rows: dict[str, dict] = {}
+    report = BenchReport("rsa-cp", quick=args.quick)
+    # A new window value per call makes every call "cold": the Beta-Binomial table of a fresh
+    # (N, m, beta) triple is built again (public API only, no cache internals).
+    fresh = (0.4 + 1e-9 * i for i in itertools.count(1))
     for m, n in [(40, 3000), (20, 1000), (160, 3000)]:
         s, r = rng.lognormal(size=m), rng.lognormal(size=n)
-        tag = f"m={m} N={n}"
-        rsa_threshold(s, r, 0.05)  # import / first-call effects out of the way
-        rows[f"split CP ({tag})"] = _time(lambda s=s: split_threshold(s, 0.05), repeats)
-        rows[f"SPI warm ({tag})"] = _time(
-            lambda s=s, r=r: rsa_threshold(s, r, 0.05, align=False), repeats
+        case = f"m={m} N={n}"
+        report.add(case, "split CP", time_call(lambda s=s: split_threshold(s, 0.05), repeats=repeats))
+        report.add(
+            case,
+            "SPI (warm)",
+            time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05, align=False), repeats=repeats),
         )
-        rows[f"RSA-CP warm ({tag})"] = _time(lambda s=s, r=r: rsa_threshold(s, r, 0.05), repeats)
-        rows[f"RSA-CP cold ({tag})"] = _time(
-            lambda s=s, r=r: rsa_threshold(s, r, 0.05), repeats, setup=_window_cached.cache_clear
+        report.add(case, "RSA-CP (warm)", time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05), repeats=repeats))
+        report.add(
+            case,
+            "RSA-CP (cold)",
+            time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05, window=next(fresh)), repeats=repeats),
         )
-        rows[f"RSA-CP marginal warm ({tag})"] = _time(
-            lambda s=s, r=r: rsa_threshold(s, r, 0.05, guarantee="marginal"), repeats
+        report.add(
+            case,
+            "RSA-CP marginal (warm)",
+            time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05, guarantee="marginal"), repeats=repeats),
         )
+        report.ratio(case, "RSA-CP (warm)", "SPI (warm)")
+        report.ratio(case, "RSA-CP (cold)", "split CP")
     # estimator level, with MAPIE's split conformal regressor on the same prefit model
     from sklearn.linear_model import LinearRegression
 
@@ -68,12 +59,15 @@ def main() -> int:
     model = LinearRegression().fit(X[:60], y[:60])
     ref = np.abs(y[100:] - model.predict(X[100:]))
     ours = RSAConformalRegressor(model, confidence_level=0.95, prefit=True)
-    rows["RSAConformalRegressor.conformalize (m=40 N=3000)"] = _time(
-        lambda: ours.conformalize(X[60:100], y[60:100], reference_scores=ref), repeats
+    case = "estimator conformalize, m=40 N=3000"
+    report.add(
+        case,
+        "RSAConformalRegressor",
+        time_call(lambda: ours.conformalize(X[60:100], y[60:100], reference_scores=ref), repeats=repeats),
     )
     split = RSAConformalRegressor(model, confidence_level=0.95, method="split", prefit=True)
-    rows["RSAConformalRegressor split .conformalize (m=40)"] = _time(
-        lambda: split.conformalize(X[60:100], y[60:100]), repeats
+    report.add(
+        case, "RSAConformalRegressor split", time_call(lambda: split.conformalize(X[60:100], y[60:100]), repeats=repeats)
     )
     try:
         from mapie.regression import SplitConformalRegressor
@@ -83,39 +77,17 @@ def main() -> int:
                 X[60:100], y[60:100]
             )
 
-        rows["MAPIE SplitConformalRegressor(...).conformalize (m=40)"] = _time(mapie_once, repeats)
+        report.add(case, "MAPIE SplitConformalRegressor", time_call(mapie_once, repeats=repeats))
+        report.ratio(case, "RSAConformalRegressor split", "MAPIE SplitConformalRegressor")
+        report.ratio(case, "RSAConformalRegressor", "MAPIE SplitConformalRegressor")
     except ImportError:
         pass
-    base = rows["split CP (m=40 N=3000)"]["median_ms"]
-    print(f"{'method':55s} {'median ms':>10s} {'max ms':>9s} {'x split':>9s}")
-    for name, row in rows.items():
-        row["ratio_vs_split_cp_m40"] = row["median_ms"] / base
-        print(
-            f"{name:55s} {row['median_ms']:10.3f} {row['max_ms']:9.3f} "
-            f"{row['ratio_vs_split_cp_m40']:9.1f}"
-        )
-    target = rows["RSA-CP cold (m=40 N=3000)"]["median_ms"]
+    target = report.seconds("m=40 N=3000", "RSA-CP (cold)") * 1e3
     verdict = "met" if target < 50 else "NOT met"
-    print(
-        f"\nacceptance 5 (m=40, N=3000 calibration < 50 ms, cold cache): {target:.2f} ms, {verdict}"
-    )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "package": "rsa-cp",
-                "quick": args.quick,
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "rows": rows,
-                "acceptance_5_ms": target,
-                "acceptance_5_met": target < 50,
-            },
-            indent=2,
-        )
-    )
-    print(f"written to {out}")
+    report.add("acceptance 5", "RSA-CP (cold), m=40 N=3000", None, ms=target, bar_ms=50, met=target < 50)
+    print(report.to_text())
+    print(f"\nacceptance 5 (m=40, N=3000 calibration < 50 ms, cold cache): {target:.2f} ms, {verdict}")
+    print(f"written to {report.write(args.out)}")
     return 0
 
 

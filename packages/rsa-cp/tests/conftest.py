@@ -40,5 +40,5 @@ LAWS = {
 
 @pytest.fixture
 def score_law() -> dict[str, stats.rv_continuous]:
-    """Frozen scipy laws matching icml26_shared.datasets.regression_scores (for exact cdfs)."""
+    """Frozen scipy laws matching rsa_cp.data.regression_scores (for exact cdfs)."""
     return LAWS

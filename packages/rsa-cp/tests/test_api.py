@@ -11,8 +11,8 @@ from rsa_cp import (
     diagnose,
     ot_alignment,
     rsa_threshold,
-    split_threshold,
 )
+from rsa_cp.baselines import split_threshold
 
 
 def test_public_api_is_exact():
@@ -23,20 +23,66 @@ def test_public_api_is_exact():
         "RSAConformalClassifier",
         "RSAConformalRegressor",
         "RSAThreshold",
-        "beta_binomial_window",
+        "baselines",
         "coverage_bounds",
+        "data",
         "diagnose",
         "ot_alignment",
         "plot_qq",
-        "randomized_split_threshold",
-        "reference_threshold",
         "rsa_threshold",
-        "spi_threshold",
-        "split_threshold",
         "wasserstein_distance",
     ]
-    for name in rsa_cp.__all__:
-        assert hasattr(rsa_cp, name)
+    assert rsa_cp.baselines.__all__ == [
+        "randomized_split_threshold",
+        "reference_threshold",
+        "spi_threshold",
+        "split_threshold",
+    ]
+    assert rsa_cp.data.__all__ == ["SCORE_LAWS", "load_diabetes", "regression_scores"]
+    for module in (rsa_cp, rsa_cp.baselines, rsa_cp.data):
+        for name in module.__all__:
+            assert hasattr(module, name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "split_threshold",
+        "randomized_split_threshold",
+        "reference_threshold",
+        "spi_threshold",
+        "beta_binomial_window",
+    ],
+)
+def test_old_top_level_names_are_deprecated_aliases(name):
+    with pytest.warns(DeprecationWarning, match=rf"rsa_cp\.{name} is deprecated.*0\.2: use "):
+        obj = getattr(rsa_cp, name)
+    assert callable(obj)
+    if name != "beta_binomial_window":
+        assert obj is getattr(rsa_cp.baselines, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        rsa_cp.nope  # noqa: B018
+
+
+def test_version_comes_from_the_installed_metadata():
+    from importlib.metadata import version
+
+    assert rsa_cp.__version__ == version("rsa-cp")
+
+
+@pytest.mark.parametrize("alpha", [1.5, -0.1, 0.0, 1.0, np.float64(1.5), float("nan")])
+def test_alpha_outside_open_interval_raises_for_every_type(alpha):
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        split_threshold(np.arange(20.0), alpha)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        rsa_threshold(np.arange(20.0), np.arange(200.0), alpha)
+
+
+def test_complex_scores_are_rejected():
+    with pytest.raises(TypeError, match="cal_scores must be real-valued"):
+        split_threshold(np.arange(20.0) + 1j, 0.1)
+    with pytest.raises(TypeError, match="real-valued"):
+        rsa_threshold(np.arange(20.0) + 1j, np.arange(200.0), 0.1)
 
 
 S = np.linspace(0.1, 2.0, 20)

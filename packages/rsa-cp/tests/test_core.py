@@ -1,12 +1,11 @@
 import numpy as np
 import pytest
 
-from rsa_cp import (
-    beta_binomial_window,
-    coverage_bounds,
+from rsa_cp import coverage_bounds, rsa_threshold
+from rsa_cp._bounds import beta_binomial_window
+from rsa_cp.baselines import (
     randomized_split_threshold,
     reference_threshold,
-    rsa_threshold,
     spi_threshold,
     split_threshold,
 )

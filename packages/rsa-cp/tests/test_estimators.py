@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from icml26_shared.metrics import binomial_tolerance
-from rsa_cp import RSAConformalClassifier, RSAConformalRegressor, coverage_bounds, split_threshold
+from rsa_cp import RSAConformalClassifier, RSAConformalRegressor, coverage_bounds
+from rsa_cp.baselines import split_threshold
 
 
 def _data(rng, n):

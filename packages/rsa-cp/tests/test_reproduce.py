@@ -43,6 +43,10 @@ def test_reproduce_quick_with_tiny_sizes(tmp_path, monkeypatch):
     assert result.package == "rsa-cp" and result.quick
     assert (tmp_path / "width_vs_m.png").exists() and (tmp_path / "result.json").exists()
     assert result.headline.startswith("lognormal, m=20")
-    assert any(k.startswith("4: coverage >= reference-only") for k in result.checks)
+    assert "4: mean width <= reference-only mean width (same settings)" in result.checks
+    assert not any("coverage >= reference-only" in k for k in result.checks)
+    misaligned = next(t for t in result.tables if t.title.startswith("Misaligned"))
+    for row in misaligned.rows.values():
+        assert row["width / reference-only"] > 0
     assert len(result.tables) == 10
     assert result.tables[-1].title.startswith("Digits")

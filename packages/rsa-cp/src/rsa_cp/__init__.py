@@ -4,18 +4,22 @@ RSA-CP (Bhagwat, Yang, Wang, Jiang, Kong; ICML 2026) calibrates conformal interv
 with a handful of real labelled points by borrowing strength from a large pool of reference
 scores (synthetic data, a simulator, a related domain) after aligning them with 1-D optimal
 transport. The score-level core is :func:`rsa_threshold`; :class:`RSAConformalRegressor` and
-:class:`RSAConformalClassifier` wrap scikit-learn models MAPIE-style.
+:class:`RSAConformalClassifier` wrap scikit-learn models MAPIE-style (``confidence_level``,
+``fit`` / ``conformalize`` / ``predict_interval`` / ``predict_set``). The peers live in
+:mod:`rsa_cp.baselines`, the score pools and data in :mod:`rsa_cp.data`.
 """
 
+import importlib as _importlib
+import warnings as _warnings
+from importlib.metadata import version as _version
+from typing import Any as _Any
+
+from . import baselines as baselines
+from . import data as data
 from ._bounds import CoverageBounds as CoverageBounds
-from ._bounds import beta_binomial_window as beta_binomial_window
 from ._bounds import coverage_bounds as coverage_bounds
 from ._core import RSAThreshold as RSAThreshold
-from ._core import randomized_split_threshold as randomized_split_threshold
-from ._core import reference_threshold as reference_threshold
 from ._core import rsa_threshold as rsa_threshold
-from ._core import spi_threshold as spi_threshold
-from ._core import split_threshold as split_threshold
 from ._diagnose import Diagnosis as Diagnosis
 from ._diagnose import diagnose as diagnose
 from ._diagnose import plot_qq as plot_qq
@@ -32,16 +36,34 @@ __all__ = [
     "RSAConformalClassifier",
     "RSAConformalRegressor",
     "RSAThreshold",
-    "beta_binomial_window",
+    "baselines",
     "coverage_bounds",
+    "data",
     "diagnose",
     "ot_alignment",
     "plot_qq",
-    "randomized_split_threshold",
-    "reference_threshold",
     "rsa_threshold",
-    "spi_threshold",
-    "split_threshold",
     "wasserstein_distance",
 ]
-__version__ = "0.1.0"
+__version__ = _version("rsa-cp")
+
+# Names that left the top level in 0.1.x: each still works for one release, with a warning.
+_MOVED = {
+    "split_threshold": ("rsa_cp.baselines.split_threshold", "rsa_cp._core"),
+    "randomized_split_threshold": ("rsa_cp.baselines.randomized_split_threshold", "rsa_cp._core"),
+    "reference_threshold": ("rsa_cp.baselines.reference_threshold", "rsa_cp._core"),
+    "spi_threshold": ("rsa_cp.baselines.spi_threshold", "rsa_cp._core"),
+    "beta_binomial_window": ("nothing public (an internal maths helper)", "rsa_cp._bounds"),
+}
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _MOVED:
+        home, module = _MOVED[name]
+        _warnings.warn(
+            f"rsa_cp.{name} is deprecated and will be removed in rsa-cp 0.2: use {home}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_importlib.import_module(module), name)
+    raise AttributeError(f"module 'rsa_cp' has no attribute {name!r}")

@@ -75,8 +75,9 @@ from numpy.typing import NDArray
 from scipy import special
 
 from icml26_shared.checks import check_alpha, check_in_interval, check_positive_int
+from icml26_shared.conformal import conformal_rank
 
-__all__ = ["CoverageBounds", "beta_binomial_window", "coverage_bounds", "level_index"]
+__all__ = ["CoverageBounds", "beta_binomial_window", "coverage_bounds"]
 
 
 @lru_cache(maxsize=256)
@@ -122,15 +123,6 @@ def beta_binomial_window(
         with the ``scipy.stats`` ``ppf`` convention (smallest ``b`` with ``CDF(b) >= level``).
     """
     return _window_cached(int(n_ref), int(n_cal), float(window))
-
-
-def level_index(alpha: float, n: int) -> int:
-    """``ceil((1 - alpha)(n + 1))`` computed robustly (``n`` points, one-based order statistic).
-
-    A relative tolerance of ``1e-10`` keeps exact products such as ``0.95 * 20`` from rounding up.
-    """
-    x = (1.0 - alpha) * (n + 1)
-    return math.ceil(x - 1e-10 * max(1.0, x))
 
 
 class CoverageBounds(NamedTuple):
@@ -187,7 +179,7 @@ def coverage_bounds(
     alpha = check_alpha(alpha)
     window = check_in_interval(window, "window", 0, 1)
     lo, hi = beta_binomial_window(n, m, window)
-    J = level_index(alpha, m + n)
+    J = conformal_rank(m + n, alpha)
     k = np.arange(1, m + 2)
     idx = np.minimum(np.clip(J, k + lo, k + hi), m + n + 1)
     j = np.arange(1, m + 1, dtype=np.int64)

@@ -9,7 +9,7 @@ Inputs: ``m`` real calibration scores ``S``, ``N`` reference scores ``R`` (``N >
    ``A[m + N + 1] = +inf``; ``J = ceil((1 - alpha)(m + N + 1))``.
 3. Rank of the candidate among the real points: ``k = 1 + #{i : Z_i <= Z_new}``.
 4. ``b_-(k), b_+(k)``: the ``beta/2`` and ``1 - beta/2`` quantiles of
-   ``BetaBinomial(N, k, m + 2 - k)`` (:func:`rsa_cp.beta_binomial_window`).
+   ``BetaBinomial(N, k, m + 2 - k)`` (``rsa_cp._bounds.beta_binomial_window``).
 5. ``q(k) = max(min(A[k + b_+], A[J]), A[k + b_-]) = A[clip(J, k + b_-, k + b_+)]``; the candidate
    is included iff ``Z_new <= q(k)``.
 
@@ -51,7 +51,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
 
-from ._bounds import beta_binomial_window, level_index
+from icml26_shared.conformal import conformal_rank, split_quantile
+
+from ._bounds import beta_binomial_window
 from ._ot import AlignmentMap, ot_alignment
 
 __all__ = [
@@ -239,13 +241,13 @@ def rsa_threshold(
         z_sorted = np.sort(s)
     pooled = np.concatenate([[-np.inf], np.sort(np.concatenate([z_sorted, r_sorted])), [np.inf]])
     lo, hi = beta_binomial_window(n, m, window)
-    J = level_index(alpha, m + n)
+    J = conformal_rank(m + n, alpha)
     fell_back = False
     if guarantee == "marginal":
-        J, fell_back = _marginal_index(z_sorted, pooled, lo, hi, level_index(alpha, m))
+        J, fell_back = _marginal_index(z_sorted, pooled, lo, hi, conformal_rank(m, alpha))
     q, z_star, rank = _rule(z_sorted, pooled, lo, hi, J, align)
     if fell_back:
-        target = level_index(alpha, m)
+        target = conformal_rank(m, alpha)
         rank = target
         t = float("inf") if target > m else float(np.sort(s)[target - 1])
         z_star = float("nan")
@@ -324,9 +326,7 @@ def split_threshold(cal_scores: ArrayLike, alpha: float = 0.1) -> float:
     few calibration points the honest answer is the infinite interval / full set.
     """
     alpha = check_alpha(alpha)
-    s = np.sort(check_finite_array(cal_scores, "cal_scores", ndim=1))
-    k = level_index(alpha, s.size)
-    return float("inf") if k > s.size else float(s[k - 1])
+    return split_quantile(check_finite_array(cal_scores, "cal_scores", ndim=1), alpha)
 
 
 def randomized_split_threshold(

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from icml26_shared.datasets import load_diabetes, load_digits, regression_scores
+from icml26_shared.datasets import load_digits
 from icml26_shared.experiment import (
     Estimate,
     Experiment,
@@ -28,7 +28,10 @@ from icml26_shared.experiment import (
 )
 from icml26_shared.metrics import binomial_tolerance, set_size
 
-from ._bounds import coverage_bounds, level_index
+from icml26_shared.conformal import conformal_rank
+
+from ._bounds import coverage_bounds
+from ._data import load_diabetes, regression_scores
 from ._core import reference_threshold, rsa_threshold, split_threshold
 
 __all__ = ["EXPERIMENT", "SimResult", "matched_randomized_width", "reproduce", "simulate"]
@@ -228,6 +231,8 @@ def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> Result
             "measured slack",
             "proven slack",
             "width",
+            "reference-only width",
+            "width / reference-only",
             "reference-only coverage",
             "SPI coverage",
         ],
@@ -239,6 +244,7 @@ def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> Result
     floor_ok, vs_ref = [], []
     for (ref, m), sim in sims.items():
         ref_cov = float(np.mean(sim.coverages["reference only"]))
+        ref_width = float(np.mean(sim.width("reference only")))
         for b in SLACK_BETAS:
             key = f"rsa b={b}"
             cov = sim.coverages[key]
@@ -251,17 +257,22 @@ def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> Result
                     "measured slack": 1 - ALPHA - c,
                     "proven slack": bound.slack,
                     "width": _est(sim.width(key)),
+                    "reference-only width": ref_width,
+                    "width / reference-only": float(np.mean(sim.width(key))) / ref_width,
                     "reference-only coverage": ref_cov,
                     "SPI coverage": float(np.mean(sim.coverages["spi"])),
                 },
             )
             if ref in ("shock", "scaled") and b in BETAS:  # the spec's settings
                 floor_ok.append(c >= 1 - ALPHA - 0.03)
-                vs_ref.append(c >= ref_cov - 0.01)
+                vs_ref.append(bool(np.mean(sim.width(key)) <= ref_width))
     checks[f"4: coverage >= 1 - alpha - 0.03 (shock, scaled x m=20, 40 x {len(BETAS)} betas)"] = (
         all(floor_ok)
     )
-    checks["4: coverage >= reference-only coverage - 0.01 (same settings)"] = all(vs_ref)
+    # Spec item 4, second clause as restated (issue 25): the earlier "coverage >= reference-only
+    # coverage - 0.01" rewarded width (reference-only over-covers at ~0.99 with 2-3x wider
+    # intervals); the clause is now "mean width <= reference-only's", in the same settings.
+    checks["4: mean width <= reference-only mean width (same settings)"] = all(vs_ref)
     return t
 
 
@@ -520,7 +531,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         f"check tolerances = binomial_tolerance(bound, {n_rep}) (99.9%)."
     )
     result.notes.append(
-        f"level index J = ceil((1-alpha)(m+N+1)) = {level_index(ALPHA, 20 + N_REF)} at m=20"
+        f"level index J = ceil((1-alpha)(m+N+1)) = {conformal_rank(20 + N_REF, ALPHA)} at m=20"
     )
     return result
 
