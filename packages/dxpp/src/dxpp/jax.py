@@ -1,10 +1,19 @@
-"""JAX adapter: :func:`qp_solve`, a ``jax.custom_vjp`` QP solution map (``pip install dxpp[jax]``).
+"""JAX adapter (``pip install dxpp[jax]``): :func:`qp_solve`, :class:`QPLayer` and
+:class:`QPFunction` — the same names as :mod:`dxpp.torch`.
 
-Forward and backward run on the host through ``jax.pure_callback`` and the same numpy/scipy
-core as :mod:`dxpp.torch` (:func:`dxpp.solve_qp` / :func:`dxpp.qp_vjp`), so the two adapters
-agree to round-off. Works under ``jax.jit`` and ``jax.vmap`` (``vmap`` turns into one batched
-host call). Dense arrays only. float64 needs x64, e.g. ``with jax.enable_x64(True): ...``;
-float32 in → float32 out (computed in float64).
+The forward solve runs on the host (any ``qpsolvers`` backend). Called on concrete arrays
+(outside ``jit``/``vmap``, also under eager ``jax.grad``) the problem is checked and solved
+*before* any callback, so bad input raises ``ValueError``/``TypeError`` and an infeasible or
+unbounded QP raises :class:`dxpp.QPError`, as in numpy and torch. Under ``jit``/``vmap`` the
+forward is a ``jax.pure_callback``; an error raised inside it reaches the caller as the
+runtime error JAX wraps callback exceptions in (``jax.errors.JaxRuntimeError``), whose message
+contains the ``QPError``/``ValueError`` text.
+
+The float64 backward is pure ``jax.numpy``/``jax.scipy`` (:mod:`dxpp._jax_backward`):
+jit-able, vmap-able, on the arrays' device. float64 needs x64 (``with jax.enable_x64(True):``).
+float32 arrays (the default without x64) are differentiated by the float64 numpy core on the
+host through a callback (the penalty system's condition number, ~``c/β·κ(Q)``, is beyond
+float32), and the result is returned in float32. Dense arrays only.
 
 References:
     Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box Quadratic
@@ -24,16 +33,20 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 
 import numpy as np
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import check_choice
 
-from ._api import to_input_shapes
-from ._backward import vjp_data
-from ._solve import QPSolution, solve_data
-from ._validate import canonicalize
+from ._api import LayerOptions, to_input_shapes
+from ._jax_backward import jax_vjp
+from ._solve import import_qpsolvers
+from ._types import QPSolution
+from ._validate import QPData, canonicalize
 
-__all__ = ["qp_solve"]
+__all__ = ["QPFunction", "QPLayer", "qp_solve"]
+
+import_qpsolvers()  # at import time, as in dxpp.torch: the first forward call needs it
 
 _NAMES = ("Q", "q", "G", "h", "A", "b")
+_BASE_NDIM = (2, 1, 2, 1, 2, 1)
 
 
 def _host_problem(args: tuple, present: tuple[bool, ...]) -> list[Any]:
@@ -41,103 +54,198 @@ def _host_problem(args: tuple, present: tuple[bool, ...]) -> list[Any]:
     return [next(it) if p else None for p in present]
 
 
-@functools.lru_cache(maxsize=64)
-def _build(present: tuple[bool, ...], opts: tuple[tuple[str, Any], ...]) -> Any:
-    o = dict(opts)
+def _host_solution(data: QPData, opts: LayerOptions) -> tuple[np.ndarray, ...]:
+    sol = opts.solve(data)
+    squeeze = (lambda a: a) if data.batched else (lambda a: a[0])
+    return tuple(squeeze(a) for a in (sol.x, sol.nu, sol.mu, sol.active.astype(np.float64)))
 
+
+def _result_shapes(args: tuple, present: tuple[bool, ...]) -> tuple[Any, ...]:
+    q = args[1]
+    n = q.shape[-1]
+    m = args[sum(present[:3])].shape[-1] if present[3] else 0
+    p = args[sum(present[:5])].shape[-1] if present[5] else 0
+    dims = [nd for nd, pr in zip(_BASE_NDIM, present) if pr]
+    batch = max((a.shape[0] for a, nd in zip(args, dims) if a.ndim == nd + 1), default=None)
+    bshape = () if batch is None else (batch,)
+    return tuple(jax.ShapeDtypeStruct((*bshape, k), q.dtype) for k in (n, m, p, m))
+
+
+@functools.lru_cache(maxsize=64)
+def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
     def solve_host(*args: Any) -> tuple[np.ndarray, ...]:
-        data = canonicalize(*_host_problem(args, present), check_psd=o["check_psd"])
-        sol = solve_data(data, solver=o["solver"], tol=o["tol"], beta=o["beta"],
-                         active_tol=o["active_tol"])
-        squeeze = (lambda a: a) if data.batched else (lambda a: a[0])
-        return tuple(squeeze(a) for a in (sol.x, sol.nu, sol.mu,
-                                          sol.active.astype(np.float64)))
+        data = canonicalize(*_host_problem(args, present), check_psd=opts.check_psd)
+        out = _host_solution(data, opts)
+        return tuple(np.asarray(a, dtype=args[1].dtype) for a in out)
 
     def vjp_host(*args: Any) -> tuple[np.ndarray, ...]:
         k = sum(present)
         prob, (x, nu, mu, act, g) = args[:k], args[k:]
         arrays = _host_problem(prob, present)
         data = canonicalize(*arrays, check_psd=False)
-        lift = (lambda a: np.asarray(a, np.float64)) if data.batched else (
-            lambda a: np.asarray(a, np.float64)[None])
+
+        def lift(a: Any) -> np.ndarray:
+            a = np.asarray(a, np.float64)
+            return a if data.batched else a[None]
+
         n_act = lift(act) > 0.5
         sol = QPSolution(lift(x), lift(nu), lift(mu), n_act, np.zeros_like(n_act), "")
-        grad = vjp_data(data, sol, lift(g), mode=o["mode"], beta=o["beta"], c=o["c"],
-                        refine=o["refine"])
-        shapes = {n: (np.shape(a) if a is not None else None) for n, a in zip(_NAMES, arrays)}
+        grad = opts.vjp(data, sol, lift(g))
+        shapes = {nm: (np.shape(a) if a is not None else None) for nm, a in zip(_NAMES, arrays)}
         grad = to_input_shapes(grad, shapes, np.dtype(np.float64))
-        out = [gk for gk, p in zip(grad, present) if p]
+        out = [gk for gk, pr in zip(grad, present) if pr]
         return tuple(np.asarray(gk, dtype=np.asarray(a).dtype) for gk, a in zip(out, prob))
 
-    def shapes_of(args: tuple) -> tuple[Any, Any, Any, Any]:
-        q = args[1]
-        n = q.shape[-1]
-        m = args[_pos(present, 3)].shape[-1] if present[3] else 0
-        p = args[_pos(present, 5)].shape[-1] if present[5] else 0
-        bshape = _batch_shape(args, present)
-        dt = q.dtype
-        return tuple(jax.ShapeDtypeStruct((*bshape, k), dt) for k in (n, m, p, m))
+    def forward(args: tuple) -> tuple:
+        frozen = tuple(jax.lax.stop_gradient(a) for a in args)
+        return jax.pure_callback(solve_host, _result_shapes(args, present), *frozen,
+                                 vmap_method="broadcast_all")
 
     @jax.custom_vjp
-    def qp(*args: Any) -> Any:
-        return jax.pure_callback(solve_host, shapes_of(args), *args,
-                                 vmap_method="broadcast_all")[0]
+    def qp(args: tuple, sol: tuple) -> jax.Array:
+        return sol[0]
 
-    def fwd(*args: Any) -> Any:
-        x, nu, mu, act = jax.pure_callback(solve_host, shapes_of(args), *args,
-                                           vmap_method="broadcast_all")
-        return x, (args, x, nu, mu, act)
+    def fwd(args: tuple, sol: tuple) -> tuple:
+        return sol[0], (args, sol)
 
-    def bwd(res: Any, g: Any) -> Any:
-        args, x, nu, mu, act = res
-        out_shapes = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args)
-        return tuple(jax.pure_callback(vjp_host, out_shapes, *args, x, nu, mu, act, g,
-                                       vmap_method="broadcast_all"))
+    def bwd(res: tuple, g: jax.Array) -> tuple:
+        args, sol = res
+        x, nu, mu, act = sol
+        if args[1].dtype == jnp.float64:
+            it = iter(args)
+            arrays = [next(it) if pr else None for pr in present]
+            grads = jax_vjp(arrays, x, nu, mu, act, g, mode=opts.mode, beta=opts.beta,
+                            c=opts.c, refine=opts.refine)
+            out = tuple(gk for gk in grads if gk is not None)
+        else:
+            shapes = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args)
+            out = tuple(jax.pure_callback(vjp_host, shapes, *args, x, nu, mu, act, g,
+                                          vmap_method="broadcast_all"))
+        return out, tuple(jnp.zeros_like(s) for s in sol)
 
     qp.defvjp(fwd, bwd)
-    return qp
+    return forward, qp
 
 
-def _pos(present: tuple[bool, ...], i: int) -> int:
-    return sum(present[:i])
+def _concrete(args: tuple) -> list[np.ndarray] | None:
+    """Host copies of ``args`` when they have values now (not under jit/vmap), else None."""
+    out = []
+    for a in args:
+        a = jax.lax.stop_gradient(a)
+        if isinstance(a, jax.core.Tracer):
+            return None
+        out.append(np.asarray(a))
+    return out
 
 
-def _batch_shape(args: tuple, present: tuple[bool, ...]) -> tuple[int, ...]:
-    base = [2, 1, 2, 1, 2, 1]
-    dims = [nd for nd, p in zip(base, present) if p]
-    batch = 1
-    batched = False
-    for a, nd in zip(args, dims):
-        if a.ndim == nd + 1:
-            batched = True
-            batch = max(batch, a.shape[0])
-    return (batch,) if batched else ()
+def _run(opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -> jax.Array:
+    raw = (Q, q, G, h, A, b)
+    for name, a in zip(_NAMES, raw):
+        if a is not None and jnp.iscomplexobj(a):
+            raise TypeError(f"{name} must be real-valued, got dtype {jnp.asarray(a).dtype}")
+    if Q is None or q is None:
+        raise ValueError(f"Q and q must be given, got Q={type(Q).__name__}, q={type(q).__name__}")
+    present = tuple(a is not None for a in raw)
+    args = tuple(jnp.asarray(a) for a in raw if a is not None)
+    dt = jnp.result_type(*args)
+    if not jnp.issubdtype(dt, jnp.floating):
+        dt = jnp.result_type(float)  # integers: float64 under x64, else float32
+    args = tuple(a.astype(dt) for a in args)
+    forward, qp = _build(present, opts)
+    host = _concrete(args)
+    if host is None:
+        sol = forward(args)
+    else:  # validate and solve now: errors surface as themselves, not inside a callback
+        data = canonicalize(*_host_problem(tuple(host), present), check_psd=opts.check_psd)
+        sol = tuple(jnp.asarray(a, dtype=dt) for a in _host_solution(data, opts))
+    return qp(args, sol)
 
 
 def qp_solve(
     Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None, *,
     solver: str = "auto", mode: str = "penalty", beta: float = 1e-4, c: float = 10.0,
     refine: int = 10, tol: float | None = None, active_tol: float = 1e-7, check_psd: bool = True,
+    solver_kwargs: dict[str, Any] | None = None,
 ) -> jax.Array:
     """Differentiable ``x*`` of ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (``jax.custom_vjp``).
 
     Args:
         Q, q, G, h, A, b: dense JAX arrays (``G``/``h`` and ``A``/``b`` optional); any may have
-            a leading batch axis.
-        solver, mode, beta, c, refine, tol, active_tol, check_psd: as in :class:`dxpp.torch.QPLayer`.
+            a leading batch axis (or use ``jax.vmap``).
+        solver, mode, beta, c, refine, tol, active_tol, check_psd, solver_kwargs: as in
+            :class:`dxpp.torch.QPLayer`.
 
     Returns:
-        ``x*`` with ``q``'s dtype (and the batch axis if any input had one).
+        ``x*`` with the inputs' floating dtype (and the batch axis if any input had one).
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from dxpp.jax import qp_solve
+        >>> with jax.enable_x64(True):
+        ...     f = lambda q: qp_solve(jnp.eye(2), q, jnp.ones((1, 2)), jnp.ones(1)).sum()
+        ...     print(jax.grad(f)(jnp.array([-1.0, -1.0])).round(6))
+        [-0. -0.]
     """
-    check_choice(mode, "mode", ("penalty", "exact"))
-    opts = (("active_tol", float(active_tol)), ("beta", check_positive(beta, "beta")),
-            ("c", check_positive(c, "c")), ("check_psd", bool(check_psd)), ("mode", mode),
-            ("refine", check_positive_int(refine, "refine", minimum=0)),
-            ("solver", solver), ("tol", None if tol is None else float(tol)))
-    present = (True, True, G is not None, h is not None, A is not None, b is not None)
-    args = tuple(jnp.asarray(a) for a in (Q, q, G, h, A, b) if a is not None)
-    dt = jnp.result_type(*args)
-    if not jnp.issubdtype(dt, jnp.floating):
-        dt = jnp.result_type(float)
-    args = tuple(a.astype(dt) for a in args)
-    return _build(present, opts)(*args)
+    opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine, tol=tol,
+                              active_tol=active_tol, check_psd=check_psd,
+                              solver_kwargs=solver_kwargs)
+    return _run(opts, Q, q, G, h, A, b)
+
+
+class QPLayer:
+    """Callable QP layer with fixed options, ``QPLayer(**options)(Q, q, G, h, A, b) -> x*``
+    (the options of :func:`qp_solve`; the same class name as :class:`dxpp.torch.QPLayer`).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from dxpp.jax import QPLayer
+        >>> QPLayer()(jnp.eye(2), jnp.array([-1.0, -1.0]), jnp.ones((1, 2)), jnp.ones(1)).round(4)
+        Array([0.5, 0.5], dtype=float32)
+    """
+
+    def __init__(self, *, solver: str = "auto", mode: str = "penalty", beta: float = 1e-4,
+                 c: float = 10.0, refine: int = 10, tol: float | None = None,
+                 active_tol: float = 1e-7, check_psd: bool = True,
+                 solver_kwargs: dict[str, Any] | None = None) -> None:
+        self.opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine,
+                                       tol=tol, active_tol=active_tol, check_psd=check_psd,
+                                       solver_kwargs=solver_kwargs)
+
+    def __call__(self, Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None,
+                 b: Any = None) -> jax.Array:
+        """Solve; see :func:`qp_solve`."""
+        return _run(self.opts, Q, q, G, h, A, b)
+
+
+class QPFunction:
+    """qpth's calling convention in JAX (the same name as :class:`dxpp.torch.QPFunction`):
+    empty arrays mean "no such constraints", the output is always batched ``(B, nz)``. JAX's
+    gradients of broadcast inputs are sums (there is no qpth here to mimic).
+
+    Args:
+        eps, verbose, notImprovedLim, maxIter, solver, check_Q_spd, **options: as in
+            :class:`dxpp.torch.QPFunction` (``eps`` → solver tolerance clipped to ≥ 1e-10).
+    """
+
+    def __init__(self, eps: float = 1e-12, verbose: int = 0, notImprovedLim: int = 3,
+                 maxIter: int = 20, solver: Any = "auto", check_Q_spd: bool = True,
+                 **options: Any) -> None:
+        if not isinstance(eps, int | float) or not eps > 0:
+            raise ValueError(f"eps must be a number > 0, got {eps!r}")
+        backend = solver if isinstance(solver, str) else "auto"
+        kwargs = dict(options.pop("solver_kwargs", None) or {})
+        if backend in ("piqp", "clarabel", "cvxopt"):
+            kwargs.setdefault("max_iter", int(maxIter))
+        if verbose > 0:
+            kwargs.setdefault("verbose", True)
+        check_choice(options.get("mode", "penalty"), "mode", ("penalty", "exact"))
+        self.opts = LayerOptions.check(solver=backend, tol=max(float(eps), 1e-10),
+                                       check_psd=bool(check_Q_spd), solver_kwargs=kwargs,
+                                       **options)
+
+    def __call__(self, Q: Any, p: Any, G: Any = None, h: Any = None, A: Any = None,
+                 b: Any = None) -> jax.Array:
+        """Solve the batch; returns ``(B, nz)``."""
+        args = [None if a is None or jnp.size(a) == 0 else a for a in (Q, p, G, h, A, b)]
+        x = _run(self.opts, *args)
+        return x if x.ndim == 2 else x[None]
