@@ -22,6 +22,7 @@ EXPECTED_ALL = [
     "aps_scores",
     "conformal_rank",
     "conformal_threshold",
+    "data",
     "fit_cost_model",
     "lac_scores",
     "optimal_size",
@@ -58,9 +59,9 @@ def test_conformal_rank_values():
 
 def test_calibrator_small_budget_returns_full_set(classifier):
     probs, y = classifier
-    res = cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.05, n_future=1e4, max_labels=15).run(
+    res = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.95, n_future=1e4, max_labels=15).conformalize(
         probs[:200], lambda i: int(y[i])
-    )
+    ).result_
     assert res.stopped_by == "budget"
     assert res.threshold == math.inf
     assert res.predict_set(cc.lac_scores(probs[:50])).all()
@@ -69,9 +70,9 @@ def test_calibrator_small_budget_returns_full_set(classifier):
 
 def test_regression_small_budget_is_whole_line(regression):
     x, y, predict = regression
-    res = cc.LabelBudgetCalibrator(cc.IntervalScores(predict), alpha=0.1, n_future=100, max_labels=8).run(
+    res = cc.LabelBudgetCalibrator(cc.IntervalScores(predict), confidence_level=0.9, n_future=100, max_labels=8).conformalize(
         x[:100], lambda i: float(y[i])
-    )
+    ).result_
     lo, hi = res.predict_interval(*predict(x[:5]).T)
     assert res.threshold == math.inf and np.all(lo == -np.inf) and np.all(hi == np.inf)
     assert res.cost_estimate == math.inf
@@ -82,7 +83,7 @@ def test_lac_and_aps_scores():
     p = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
     np.testing.assert_allclose(cc.lac_scores(p), 1 - p)
     np.testing.assert_allclose(cc.aps_scores(p), [[0.7, 0.9, 1.0], [1.0, 0.9, 0.6]])
-    r = cc.aps_scores(p, randomized=True, seed=1)
+    r = cc.aps_scores(p, randomized=True, rng=1)
     assert np.all(r <= cc.aps_scores(p) + 1e-12) and np.all(r >= cc.aps_scores(p) - p - 1e-12)
 
 
@@ -186,8 +187,9 @@ def test_should_stop_is_pure_and_respects_the_floor(classifier):
 @pytest.mark.parametrize(
     ("kwargs", "err", "match"),
     [
-        ({"alpha": 1.5}, ValueError, r"alpha must be in \(0, 1\), got 1.5"),
-        ({"alpha": 0}, ValueError, "alpha must be in"),
+        ({"confidence_level": 1.5}, ValueError, r"confidence_level must be in \(0, 1\), got 1.5"),
+        ({"confidence_level": 0}, ValueError, "confidence_level must be in"),
+        ({"confidence_level": 0.9 + 0j}, TypeError, "confidence_level must be a real number, got complex"),
         ({"n_future": 0}, ValueError, "n_future must be finite and > 0, got 0"),
         ({"n_future": -5}, ValueError, "n_future must be finite and > 0"),
         ({"rule": "greedy"}, ValueError, "rule must be one of 'plugin', 'split', got 'greedy'"),
@@ -206,11 +208,11 @@ def test_bad_score_fn_and_oracle(classifier):
         cc.LabelBudgetCalibrator(42)
     cal = cc.LabelBudgetCalibrator(cc.lac_scores)
     with pytest.raises(TypeError, match="oracle must be callable"):
-        cal.run(probs, None)
+        cal.conformalize(probs, None).result_
     with pytest.raises(ValueError, match="unlabeled must not be empty"):
-        cal.run(probs[:0], lambda i: 0)
+        cal.conformalize(probs[:0], lambda i: 0).result_
     with pytest.raises(ValueError, match="score_fn\\(unlabeled\\) must have 3 rows"):
-        cc.LabelBudgetCalibrator(lambda P: np.ones((2, 3))).run(probs[:3], lambda i: 0)
+        cc.LabelBudgetCalibrator(lambda P: np.ones((2, 3))).conformalize(probs[:3], lambda i: 0).result_
 
 
 @pytest.mark.parametrize("bad", [10, -1, float("nan"), 2.5, "cat", None, True])
@@ -218,20 +220,20 @@ def test_oracle_labels_outside_the_label_space(classifier, bad):
     probs, _ = classifier
     cal = cc.LabelBudgetCalibrator(cc.lac_scores)
     with pytest.raises(ValueError, match=r"oracle\(0\) must return an integer label in \[0, 9\]"):
-        cal.run(probs[:100], lambda i: bad)
+        cal.conformalize(probs[:100], lambda i: bad).result_
 
 
 def test_oracle_nan_for_regression(regression):
     x, _, predict = regression
     cal = cc.LabelBudgetCalibrator(cc.IntervalScores(predict))
     with pytest.raises(ValueError, match=r"oracle\(0\) must return a finite real label, got nan"):
-        cal.run(x[:50], lambda i: float("nan"))
+        cal.conformalize(x[:50], lambda i: float("nan")).result_
 
 
 def test_exhausted_stream_is_a_flag_not_an_exception(classifier):
     probs, y = classifier
     for rule in ("plugin", "split"):
-        res = cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e7, rule=rule).run(probs[:60], lambda i: int(y[i]))
+        res = cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e7, rule=rule).conformalize(probs[:60], lambda i: int(y[i])).result_
         assert res.stopped_by == "exhausted"
         assert res.labels_bought == 60
         assert math.isfinite(res.threshold)
@@ -240,14 +242,14 @@ def test_exhausted_stream_is_a_flag_not_an_exception(classifier):
 # -- the loop ----------------------------------------------------------------------------------
 def test_run_plugin_and_split(classifier):
     probs, y = classifier
-    plug = cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.1, n_future=1e4).run(probs, lambda i: int(y[i]))
+    plug = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4).conformalize(probs, lambda i: int(y[i])).result_
     assert plug.stopped_by == "rule" and plug.guarantee == "none"
     assert plug.m == plug.labels_bought >= 40
     assert plug.threshold == cc.conformal_threshold(plug.calibration_scores, 0.1)
     assert len(plug.trace.n) >= 3 and plug.trace.target[-1] <= plug.m
-    split = cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.1, n_future=1e4, rule="split").run(
+    split = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4, rule="split").conformalize(
         probs, lambda i: int(y[i])
-    )
+    ).result_
     assert split.guarantee == "finite-sample" and split.stopped_by == "rule"
     pilot = split.labels_bought - split.m
     assert pilot >= 40
@@ -259,7 +261,7 @@ def test_run_plugin_and_split(classifier):
 
 def test_regression_run(regression):
     x, y, predict = regression
-    res = cc.LabelBudgetCalibrator(cc.IntervalScores(predict), alpha=0.1, n_future=1e3).run(x, lambda i: float(y[i]))
+    res = cc.LabelBudgetCalibrator(cc.IntervalScores(predict), confidence_level=0.9, n_future=1e3).conformalize(x, lambda i: float(y[i])).result_
     assert res.stopped_by == "rule" and math.isfinite(res.threshold)
     lo, hi = res.predict_interval(*predict(x).T)
     covered = np.mean((lo <= y) & (y <= hi))
@@ -269,18 +271,18 @@ def test_regression_run(regression):
 @pytest.mark.parametrize("rule", ["plugin", "split"])
 def test_resume_loses_no_label(classifier, counting_oracle, rule):
     probs, y = classifier
-    kw = {"alpha": 0.1, "n_future": 1e4, "rule": rule, "shuffle": True, "seed": 4}
+    kw = {"confidence_level": 0.9, "n_future": 1e4, "rule": rule, "shuffle": True, "seed": 4}
     full_oracle = counting_oracle(y)
-    full = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).run(probs, full_oracle)
+    full = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(probs, full_oracle).result_
     cut = full.labels_bought // 2 + 3
     broken_oracle = counting_oracle(y, fail_after=cut)
     cal = cc.LabelBudgetCalibrator(cc.lac_scores, **kw)
     with pytest.raises(RuntimeError, match="annotator"):
-        cal.run(probs, broken_oracle)
+        cal.conformalize(probs, broken_oracle).result_
     state = json.loads(json.dumps(cal.state_dict()))  # survives a trip through JSON
     assert len(state["labels"]) == cut
     resumed_oracle = counting_oracle(y)
-    res = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).load_state_dict(state).run(probs, resumed_oracle)
+    res = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).load_state_dict(state).conformalize(probs, resumed_oracle).result_
     assert len(broken_oracle.calls) + len(resumed_oracle.calls) == len(full_oracle.calls)
     assert not set(broken_oracle.calls) & set(resumed_oracle.calls)
     assert res.threshold == full.threshold and res.m == full.m
@@ -289,9 +291,91 @@ def test_resume_loses_no_label(classifier, counting_oracle, rule):
 
 
 def test_state_dict_rejects_other_settings(classifier):
-    state = cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.1).state_dict()
-    with pytest.raises(ValueError, match="state alpha must match"):
-        cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.2).load_state_dict(state)
+    state = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9).state_dict()
+    with pytest.raises(ValueError, match="saved with confidence_level=0.9, but this LabelBudgetCalibrator has confidence_level=0.8"):
+        cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.8).load_state_dict(state)
+
+
+@pytest.mark.parametrize(
+    ("field", "kwargs"),
+    [
+        ("n_future", {"n_future": 2e4}),
+        ("rule", {"rule": "split"}),
+        ("growth", {"growth": 0.1}),
+        ("max_labels", {"max_labels": 50}),
+        ("seed", {"seed": 3}),
+    ],
+)
+def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field(classifier, field, kwargs):
+    probs, y = classifier
+    saved = cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e4, max_labels=30)
+    saved.conformalize(probs[:200], lambda i: int(y[i]))
+    base = {"n_future": 1e4, "max_labels": 30, **kwargs}
+    with pytest.raises(ValueError, match=rf"saved with {field}=.* but this LabelBudgetCalibrator has {field}="):
+        cc.LabelBudgetCalibrator(cc.lac_scores, **base).load_state_dict(saved.state_dict())
+
+
+def test_json_checkpoint_is_strict_and_resumes(classifier):
+    import json
+
+    probs, y = classifier
+    kw = {"confidence_level": 0.9, "n_future": 1e4, "max_labels": 40}
+    cal = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(probs[:300], lambda i: int(y[i]))
+    text = cal.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the checkpoint"))
+    again = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).load_json(text)
+    res = again.conformalize(probs[:300], lambda i: pytest.fail("no label is bought twice")).result_
+    assert res.threshold == cal.result_.threshold and res.m == cal.result_.m
+
+
+def test_unlabeled_may_be_any_iterable(classifier):
+    probs, y = classifier
+    kw = {"confidence_level": 0.9, "n_future": 1e4, "max_labels": 40}
+    from_array = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(probs[:100], lambda i: int(y[i]))
+    from_gen = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(
+        (row for row in probs[:100]), lambda i: int(y[i])
+    )
+    assert from_gen.result_.threshold == from_array.result_.threshold
+    np.testing.assert_array_equal(from_gen.result_.labeled_indices, from_array.result_.labeled_indices)
+    with pytest.raises(TypeError, match="unlabeled must be an iterable"):
+        cc.LabelBudgetCalibrator(cc.lac_scores).conformalize(5, lambda i: 0)
+
+
+def test_estimator_verbs_and_deprecated_aliases(classifier):
+    probs, y = classifier
+    cal = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4, max_labels=40)
+    with pytest.raises(ValueError, match="not conformalized yet"):
+        cal.predict_set(cc.lac_scores(probs[:3]))
+    assert cal.conformalize(probs[:200], lambda i: int(y[i])) is cal
+    np.testing.assert_array_equal(cal.predict_set(cc.lac_scores(probs[:5])), cal.result_.predict_set(cc.lac_scores(probs[:5])))
+    with pytest.warns(DeprecationWarning, match=r"LabelBudgetCalibrator\(alpha=...\) is deprecated"):
+        old = cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.1, n_future=1e4, max_labels=40)
+    with pytest.warns(DeprecationWarning, match="LabelBudgetCalibrator.run is deprecated"):
+        res = old.run(probs[:200], lambda i: int(y[i]))
+    assert res.threshold == cal.result_.threshold
+    with pytest.raises(TypeError, match="not both"):
+        cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.1, confidence_level=0.9)
+    p = probs[:4]
+    with pytest.warns(DeprecationWarning, match="aps_scores\\(seed=...\\) is deprecated"):
+        r_old = cc.aps_scores(p, randomized=True, seed=1)
+    np.testing.assert_array_equal(r_old, cc.aps_scores(p, randomized=True, rng=1))
+
+
+@pytest.mark.parametrize("alpha", [1.5, -0.5, 0.0, 1.0, np.float64(1.5), float("nan")])
+def test_alpha_outside_open_interval_raises_whatever_its_type(alpha):
+    s = np.linspace(0, 1, 20)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        cc.conformal_threshold(s, alpha)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        cc.conformal_rank(20, alpha)
+
+
+def test_shared_core_is_the_one_in_use():
+    from icml26_shared import conformal
+
+    assert cc.conformal_rank is conformal.conformal_rank and cc.lac_scores is conformal.lac_scores
+    with pytest.raises(TypeError, match="scores must be real-valued"):
+        cc.conformal_threshold(np.linspace(0, 1, 20) + 1j, 0.1)
 
 
 def test_pac_label_small_pool():
@@ -332,3 +416,16 @@ def test_core_import_needs_no_extras():
         "assert not {'matplotlib', 'sklearn', 'torch', 'jax'} & set(sys.modules), sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_data_submodule_and_version():
+    from importlib.metadata import version
+
+    assert cc.__version__ == version("costly-cp")
+    assert cc.data.__all__ == ["never_stopping_stream", "never_stopping_task"]
+    S, y = cc.data.never_stopping_task(300)
+    scores, _ = cc.data.never_stopping_stream(300)
+    np.testing.assert_array_equal(S[:, 0], scores)
+    assert S.shape == (300, 10) and (y == 0).all()
+    res = cc.LabelBudgetCalibrator(lambda s: s, n_future=1e15, max_labels=200).conformalize(S, lambda i: 0).result_
+    assert res.m == 200 and res.stopped_by == "budget"  # the rule never stops by itself here

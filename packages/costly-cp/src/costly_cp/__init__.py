@@ -2,7 +2,16 @@
 
 Reconstruction of Ilyas, Ko, Tang, Wu, Zhang (2026), "Provably Label-Efficient Conformal
 Prediction" (ICML 2026): no paper text or code is public, see the README.
+
+:class:`LabelBudgetCalibrator` is the estimator (``confidence_level``; ``conformalize`` then
+``predict_set`` / ``predict_interval``); the split-conformal rank and the LAC/APS scores are
+icml26-shared's (:mod:`icml26_shared.conformal`), re-exported; synthetic streams live in
+:mod:`costly_cp.data`.
 """
+
+from importlib.metadata import version as _version
+
+from . import data as data
 
 from ._calibrator import CalibrationResult as CalibrationResult
 from ._calibrator import LabelBudgetCalibrator as LabelBudgetCalibrator
@@ -34,6 +43,7 @@ __all__ = [
     "aps_scores",
     "conformal_rank",
     "conformal_threshold",
+    "data",
     "fit_cost_model",
     "lac_scores",
     "optimal_size",
@@ -41,4 +51,4 @@ __all__ = [
     "pac_rank",
     "should_stop",
 ]
-__version__ = "0.1.0"
+__version__ = _version("costly-cp")

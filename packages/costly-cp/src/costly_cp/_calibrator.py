@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from decimal import Decimal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,6 +27,8 @@ from icml26_shared.checks import (
     check_positive,
     check_positive_int,
 )
+
+from icml26_shared.state import check_same_config, dumps_state, loads_state
 
 from ._cost import CostModel
 from ._scores import IntervalScores, SetSizeCurve
@@ -94,7 +99,8 @@ class LabelBudgetCalibrator:
         score_fn: for classification, ``score_fn(inputs) -> (n, K)`` per-label scores (e.g.
             :func:`~costly_cp.lac_scores` of a classifier's probabilities) and integer labels in
             ``[0, K)``; for regression, an :class:`~costly_cp.IntervalScores`.
-        alpha: miscoverage level in (0, 1).
+        confidence_level: target coverage ``1 - α`` in (0, 1) (MAPIE 1.x's name). ``alpha=``
+            (the miscoverage) is still accepted for one release, with a ``DeprecationWarning``.
         n_future: ``N``, the number of future predictions one label is traded against.
         rule: ``"plugin"`` (direct rule, coverage measured) or ``"split"`` (pilot split, provably
             valid; costs the pilot labels).
@@ -113,10 +119,12 @@ class LabelBudgetCalibrator:
         >>> rng = np.random.default_rng(0)
         >>> probs = rng.dirichlet(np.full(5, 0.3), size=3000)
         >>> y = np.array([rng.choice(5, p=p) for p in probs])
-        >>> cal = LabelBudgetCalibrator(lambda P: lac_scores(P), alpha=0.1, n_future=10_000)
-        >>> res = cal.run(probs, lambda i: int(y[i]))
+        >>> cal = LabelBudgetCalibrator(lac_scores, confidence_level=0.9, n_future=10_000)
+        >>> res = cal.conformalize(probs, lambda i: int(y[i])).result_
         >>> res.stopped_by, res.m >= 40
         ('rule', True)
+        >>> cal.predict_set(lac_scores(probs[:2])).shape
+        (2, 5)
 
     References:
         Ilyas, Ko, Tang, Wu, Zhang (2026), "Provably Label-Efficient Conformal Prediction"
@@ -127,7 +135,7 @@ class LabelBudgetCalibrator:
         self,
         score_fn: Callable[[Any], ArrayLike] | IntervalScores,
         *,
-        alpha: float = 0.1,
+        confidence_level: float | None = None,
         n_future: float = 10_000,
         rule: str = "plugin",
         max_labels: int | None = None,
@@ -137,11 +145,27 @@ class LabelBudgetCalibrator:
         bandwidth: float = 1.5,
         shuffle: bool = False,
         seed: int = 0,
+        alpha: float | None = None,
     ) -> None:
         if not callable(score_fn) and not isinstance(score_fn, IntervalScores):
             raise TypeError(f"score_fn must be callable or an IntervalScores, got {type(score_fn).__name__}")
         self.score_fn = score_fn
-        self.alpha = check_alpha(alpha)
+        if alpha is not None:
+            if confidence_level is not None:
+                raise TypeError("pass confidence_level or the deprecated alpha, not both")
+            warnings.warn(
+                "LabelBudgetCalibrator(alpha=...) is deprecated and will be removed in costly-cp "
+                "0.2: pass confidence_level=1 - alpha",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            self.alpha = check_alpha(alpha)
+        else:
+            cl = 0.9 if confidence_level is None else confidence_level
+            cl = check_in_interval(cl, "confidence_level", 0, 1)
+            # the decimal complement: confidence_level=0.9 runs at exactly alpha=0.1
+            self.alpha = float(Decimal(1) - Decimal(repr(cl)))
+        self.confidence_level = 1.0 - self.alpha if alpha is not None else cl
         self.n_future = check_positive(n_future, "n_future")
         self.rule = check_choice(rule, "rule", RULES)
         self.max_labels = None if max_labels is None else check_positive_int(max_labels, "max_labels")
@@ -156,28 +180,54 @@ class LabelBudgetCalibrator:
         self._session: _Session | None = None
         self._pac_delta: float | None = None
         self._size_kind = "count"
+        self.result_: CalibrationResult | None = None
 
     # -- state ------------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume: settings and every bought label (JSON-serialisable)."""
-        sess = self._session
+    def _config(self) -> dict[str, Any]:
         return {
-            "alpha": self.alpha,
+            "confidence_level": self.confidence_level,
             "n_future": self.n_future,
             "rule": self.rule,
+            "max_labels": self.max_labels,
+            "min_labels": self.min_labels,
+            "growth": self.growth,
+            "pilot_fraction": self.pilot_fraction,
+            "bandwidth": self.bandwidth,
             "shuffle": self.shuffle,
             "seed": self.seed,
+            "pac_delta": self._pac_delta,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume: settings and every bought label (strict-JSON values;
+        :meth:`to_json` writes it)."""
+        sess = self._session
+        return {
+            "config": self._config(),
             "labeled_indices": [int(i) for i in self._indices],
             "labels": [_plain(v) for v in self._labels],
             "pilot_size": 0 if sess is None else int(sess.pilot_size),
             "phase": "label" if sess is None else sess.phase,
         }
 
+    def to_json(self) -> str:
+        """The :meth:`state_dict` as strict JSON (``allow_nan=False``; ``±inf`` encoded)."""
+        return dumps_state(self.state_dict())
+
+    def load_json(self, text: str) -> LabelBudgetCalibrator:
+        """:meth:`load_state_dict` from :meth:`to_json` output."""
+        return self.load_state_dict(loads_state(text))
+
     def load_state_dict(self, state: dict[str, Any]) -> LabelBudgetCalibrator:
-        """Restore bought labels from :meth:`state_dict`; the next :meth:`run` resumes."""
-        for key in ("alpha", "rule", "shuffle", "seed"):
-            if state.get(key) != getattr(self, key):
-                raise ValueError(f"state {key} must match the calibrator's {getattr(self, key)!r}, got {state.get(key)!r}")
+        """Restore bought labels from :meth:`state_dict`; the next :meth:`conformalize` resumes.
+
+        Raises:
+            ValueError: naming the field, when the state was saved with other settings (a
+                changed ``n_future`` or ``rule`` would silently change the stopping decision).
+        """
+        if "config" not in state:
+            raise ValueError("state must be the output of LabelBudgetCalibrator.state_dict()")
+        check_same_config(state["config"], self._config(), owner="LabelBudgetCalibrator")
         idx = [int(i) for i in state["labeled_indices"]]
         labels = list(state["labels"])
         if len(idx) != len(labels):
@@ -187,21 +237,54 @@ class LabelBudgetCalibrator:
         return self
 
     # -- the loop ---------------------------------------------------------------------------
-    def run(self, unlabeled: Any, oracle: Callable[[int], Any]) -> CalibrationResult:
-        """Label items of ``unlabeled`` with ``oracle`` until the rule stops.
+    def conformalize(self, unlabeled: Any, oracle: Callable[[int], Any]) -> LabelBudgetCalibrator:
+        """Label items of ``unlabeled`` with ``oracle`` until the rule stops; returns ``self``.
 
         Args:
-            unlabeled: array-like of inputs (its length is the stream length); also the
-                unlabeled sample that prices set sizes.
+            unlabeled: the inputs, any iterable (an array, a list, a generator: it is read once
+                and kept); its length is the stream length, and it is also the unlabeled sample
+                that prices set sizes.
             oracle: ``oracle(i) -> label`` for item ``i`` (an index into ``unlabeled``).
 
         Returns:
-            A :class:`CalibrationResult`. Labels already held (from an interrupted run or
-            :meth:`load_state_dict`) are reused, never bought twice. If ``oracle`` raises, the
-            labels bought before are kept: :meth:`state_dict` then resumes the session.
+            ``self``, with the :class:`CalibrationResult` in ``result_`` (and
+            :meth:`predict_set` / :meth:`predict_interval` ready). Labels already held (from an
+            interrupted run or :meth:`load_state_dict`) are reused, never bought twice. If
+            ``oracle`` raises, the labels bought before are kept: :meth:`state_dict` then
+            resumes the session.
         """
+        self.result_ = self._label(unlabeled, oracle)
+        return self
+
+    def run(self, unlabeled: Any, oracle: Callable[[int], Any]) -> CalibrationResult:
+        """Deprecated (costly-cp 0.1.0's verb): ``conformalize(unlabeled, oracle).result_``."""
+        warnings.warn(
+            "LabelBudgetCalibrator.run is deprecated and will be removed in costly-cp 0.2: use "
+            "conformalize(unlabeled, oracle).result_",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self._label(unlabeled, oracle)
+
+    def _fitted(self) -> CalibrationResult:
+        if self.result_ is None:
+            raise ValueError("this LabelBudgetCalibrator is not conformalized yet: call conformalize() first")
+        return self.result_
+
+    def predict_set(self, scores: ArrayLike) -> NDArray[np.bool_]:
+        """Prediction sets ``{y : s(x, y) <= q̂}`` from a ``(n, K)`` per-label score matrix."""
+        return self._fitted().predict_set(scores)
+
+    def predict_interval(
+        self, lower: ArrayLike, upper: ArrayLike | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Intervals ``[lo - q̂, hi + q̂]`` from base bounds (``upper=None``: ``lo = hi = μ̂``)."""
+        return self._fitted().predict_interval(lower, upper)
+
+    def _label(self, unlabeled: Any, oracle: Callable[[int], Any]) -> CalibrationResult:
         if not callable(oracle):
             raise TypeError(f"oracle must be callable, got {type(oracle).__name__}")
+        unlabeled = _materialize(unlabeled)
         n_items = len(unlabeled)
         if n_items == 0:
             raise ValueError("unlabeled must not be empty, got 0 items")
@@ -299,6 +382,21 @@ class LabelBudgetCalibrator:
             labeled_indices=np.asarray(self._indices, dtype=np.int64),
             labels=np.asarray(self._labels), calibration_scores=cal,
         )
+
+
+def _materialize(unlabeled: Any) -> Any:
+    """Sized inputs pass through; any other iterable (a generator) is read once into an array
+    (or a list, for non-numeric items)."""
+    if hasattr(unlabeled, "__len__") and hasattr(unlabeled, "__getitem__"):
+        return unlabeled
+    if not isinstance(unlabeled, Iterable):
+        raise TypeError(f"unlabeled must be an iterable of inputs, got {type(unlabeled).__name__}")
+    items = list(unlabeled)
+    try:
+        arr = np.asarray(items)
+    except (TypeError, ValueError):  # ragged items
+        return items
+    return items if arr.dtype == object else arr
 
 
 def _plain(v: Any) -> Any:

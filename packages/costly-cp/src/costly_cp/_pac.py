@@ -86,12 +86,13 @@ def pac_label(
     eps = check_alpha(eps, "eps")
     alpha = check_alpha(alpha, "alpha")
     cal = LabelBudgetCalibrator(
-        score_fn, alpha=eps, n_future=len(pool), rule=rule, shuffle=shuffle, seed=seed,
-        **calibrator_kwargs,
+        score_fn, confidence_level=1.0 - eps, n_future=len(pool), rule=rule, shuffle=shuffle,
+        seed=seed, **calibrator_kwargs,
     )
+    cal.alpha, cal.confidence_level = eps, 1.0 - eps  # the PAC miss rate, exactly as given
     cal._pac_delta = alpha
     cal._size_kind = "not_singleton"
-    res = cal.run(pool, oracle)
+    res = cal.conformalize(pool, oracle).result_
     S = check_finite_array(score_fn(pool), "score_fn(pool)", ndim=2)
     n = S.shape[0]
     labels = np.full(n, -1, dtype=np.int64)

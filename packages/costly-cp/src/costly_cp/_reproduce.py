@@ -28,6 +28,7 @@ from icml26_shared.experiment import (
 from icml26_shared.metrics import binomial_tolerance
 
 from ._calibrator import LabelBudgetCalibrator
+from ._data import never_stopping_stream
 from ._scores import SetSizeCurve, conformal_threshold
 from ._session import _Session
 from ._simulate import (
@@ -169,8 +170,8 @@ def _small_m_checks(result: ExperimentResult) -> None:
     ok = all(conformal_threshold(rng.random(m), 0.1) == math.inf for m in range(0, 9))
     ok &= math.isfinite(conformal_threshold(rng.random(9), 0.1))
     probs = rng.dirichlet(np.ones(5), size=50)
-    cal = LabelBudgetCalibrator(lambda P: 1 - P, alpha=0.05, n_future=1e4, max_labels=10)
-    res = cal.run(probs, lambda i: 0)
+    cal = LabelBudgetCalibrator(lambda P: 1 - P, confidence_level=0.95, n_future=1e4, max_labels=10)
+    res = cal.conformalize(probs, lambda i: 0).result_
     ok &= res.threshold == math.inf and bool(res.predict_set(1 - probs).all())
     result.checks["4 small m returns the full set / +inf"] = bool(ok)
 
@@ -198,25 +199,6 @@ def _work_table(result: ExperimentResult, quick: bool) -> ResultTable:
             if i == max(marks):
                 result.checks[f"5 refits up to m={i} are O(log m)"] = refits <= bound
     return table
-
-
-def never_stopping_stream(top: int) -> tuple[np.ndarray, SetSizeCurve]:
-    """A stream on which the rule keeps buying labels up to ``top`` (for timing decisions).
-
-    Scores are a van der Corput sequence (every prefix is spread almost evenly over (0, 1), so
-    the fitted curve is not noisy) and the set-size curve is the convex ``g(q) = 10 q²``; with
-    ``N = 10¹⁵`` the estimated best size always lies far ahead.
-    """
-    i = np.arange(1, top + 1)
-    scores = np.zeros(top)
-    base = 0.5
-    while np.any(i):
-        scores += base * (i & 1)
-        i >>= 1
-        base /= 2
-    grid = (np.arange(2000 * 10) + 0.5) / (2000 * 10)
-    curve = SetSizeCurve.from_scores(np.sqrt(grid).reshape(2000, 10))
-    return scores, curve
 
 
 def _figure(pop: Population, out_dir: Path) -> Path:

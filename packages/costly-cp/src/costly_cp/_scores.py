@@ -1,7 +1,8 @@
 """Nonconformity scores, split-conformal ranks and the unlabeled set-size curve.
 
 Everything in this module is label-free except :func:`conformal_threshold`, which takes the
-calibration scores. The set-size curve ``g(q) = E_X |T(X; q)|`` of a threshold ``q`` needs only
+calibration scores. The rank, the quantile and the LAC/APS scores are icml26-shared's
+(:mod:`icml26_shared.conformal`), re-exported here because they are the inputs a user passes. The set-size curve ``g(q) = E_X |T(X; q)|`` of a threshold ``q`` needs only
 unlabeled inputs, which is what lets the stopping rule price a calibration size before buying it.
 
 References:
@@ -13,6 +14,7 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,12 +23,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from icml26_shared.checks import (
-    check_alpha,
-    check_choice,
-    check_finite_array,
-    check_probability_rows,
-)
+from icml26_shared.checks import check_alpha, check_choice, check_finite_array
+from icml26_shared.conformal import aps_scores as _shared_aps
+from icml26_shared.conformal import conformal_rank as conformal_rank
+from icml26_shared.conformal import lac_scores as lac_scores
+from icml26_shared.conformal import split_quantile
 
 __all__ = [
     "IntervalScores",
@@ -39,57 +40,29 @@ __all__ = [
 ]
 
 
-def lac_scores(probs: ArrayLike) -> NDArray[np.float64]:
-    """Least-ambiguous (LAC) per-label scores ``s(x, y) = 1 - p̂_y(x)``.
-
-    Args:
-        probs: ``(n, K)`` predicted probabilities.
-
-    Returns:
-        ``(n, K)`` scores; the set at threshold ``q`` is ``{y : 1 - p̂_y(x) <= q}``.
-    """
-    return 1.0 - check_probability_rows(probs, "probs")
-
-
 def aps_scores(
-    probs: ArrayLike, *, randomized: bool = False, seed: int | np.random.Generator | None = 0
+    probs: ArrayLike,
+    y: ArrayLike | None = None,
+    randomized: bool = False,
+    rng: int | np.random.Generator | None = None,
+    **deprecated: Any,
 ) -> NDArray[np.float64]:
-    """Adaptive prediction set (APS) per-label scores.
+    """Adaptive prediction set (APS) scores: :func:`icml26_shared.conformal.aps_scores`.
 
-    ``s(x, y) = Σ_{y': p̂_{y'} > p̂_y} p̂_{y'} + V·p̂_y`` with ``V = 1`` (deterministic) or
-    ``V ~ U(0, 1)`` (``randomized=True``, Romano et al. 2020).
-
-    Args:
-        probs: ``(n, K)`` predicted probabilities.
-        randomized: draw ``V`` uniformly instead of ``V = 1``.
-        seed: seed or generator for ``V``.
-
-    Returns:
-        ``(n, K)`` scores.
+    ``seed=`` (costly-cp 0.1.0's name for ``rng``) still works for one release, with a
+    ``DeprecationWarning``.
     """
-    p = check_probability_rows(probs, "probs")
-    order = np.argsort(-p, axis=1, kind="stable")
-    sorted_p = np.take_along_axis(p, order, axis=1)
-    cum = np.cumsum(sorted_p, axis=1)
-    if randomized:
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        cum = cum - rng.random((p.shape[0], 1)) * sorted_p
-    scores = np.empty_like(p)
-    np.put_along_axis(scores, order, cum, axis=1)
-    return scores
-
-
-def conformal_rank(m: int | NDArray[np.integer], alpha: float) -> Any:
-    """Split-CP rank ``k_m = ⌈(m + 1)(1 - α)⌉`` (vectorised over ``m``).
-
-    The threshold is the ``k_m``-th smallest of ``m`` calibration scores; when ``k_m > m`` no
-    finite threshold keeps the ``1 - α`` guarantee and the set is the full label space.
-    """
-    alpha = check_alpha(alpha) if not isinstance(alpha, float) else alpha
-    m_arr = np.asarray(m, dtype=np.int64)
-    # A tiny slack keeps exact products such as 10 * 0.9 from rounding up to 10 + 1.
-    k = np.ceil((m_arr + 1) * (1.0 - alpha) - 1e-9).astype(np.int64)
-    return int(k) if np.ndim(k) == 0 else k
+    if deprecated:
+        unknown = set(deprecated) - {"seed"}
+        if unknown:
+            raise TypeError(f"aps_scores got unexpected keyword(s) {sorted(unknown)}")
+        warnings.warn(
+            "aps_scores(seed=...) is deprecated and will be removed in costly-cp 0.2: pass rng=",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        rng = deprecated["seed"]
+    return _shared_aps(probs, y, randomized=randomized, rng=rng)
 
 
 def pac_rank(m: int | NDArray[np.integer], eps: float, delta: float, n_target: int | ArrayLike) -> Any:
@@ -139,10 +112,11 @@ def _betabinom_sf(x: NDArray[Any], n: NDArray[Any], a: NDArray[Any], b: NDArray[
 
 
 def conformal_threshold(scores: ArrayLike, alpha: float) -> float:
-    """Split-CP threshold: the ``⌈(m + 1)(1 - α)⌉``-th smallest calibration score.
+    """Split-CP threshold of 1-D calibration scores: the ``⌈(m + 1)(1 - α)⌉``-th smallest
+    (:func:`icml26_shared.conformal.split_quantile`).
 
     Returns ``+inf`` (the full set) when that rank exceeds ``m`` — never a clipped finite value
-    (the small-``m`` pitfall of MAPIE #974/#980).
+    (the small-``m`` pitfall of MAPIE #974/#980). Any ``alpha`` outside (0, 1) raises.
 
     Args:
         scores: ``(m,)`` calibration scores ``s(X_i, Y_i)``.
@@ -150,12 +124,12 @@ def conformal_threshold(scores: ArrayLike, alpha: float) -> float:
 
     Returns:
         The threshold ``q̂`` with ``P(s(X, Y) <= q̂) >= 1 - α`` for an exchangeable test point.
+
+    >>> conformal_threshold([0.3, 0.1, 0.2, 0.5, 0.4, 0.9, 0.8, 0.7, 0.6], 0.1)
+    0.9
     """
     s = check_finite_array(scores, "scores", ndim=1, allow_empty=True)
-    k = conformal_rank(s.size, alpha)
-    if k > s.size:
-        return math.inf
-    return float(np.partition(s, k - 1)[k - 1])
+    return float(split_quantile(s, alpha))
 
 
 @dataclass(frozen=True)
