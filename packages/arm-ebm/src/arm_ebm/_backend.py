@@ -124,3 +124,19 @@ def lse(x: Any, xp: ModuleType) -> Any:
     dead = xp.all(x == -xp.inf, axis=-1)
     safe = xp.where(dead[..., None], 0.0, x)
     return xp.where(dead, -xp.inf, jax.nn.logsumexp(safe, axis=-1))
+
+
+def dispatch(space: Any, fn: Any, *args: Any) -> Any:
+    """Call ``fn(space, *args)``; with jax arrays through ``jax.jit`` (cached per space and
+    function, so each depth's shapes compile once instead of once per eager op)."""
+    if get_xp(*args) is np:
+        return fn(space, *args)
+    import functools
+
+    import jax
+
+    cache = space.__dict__.setdefault("_jit_cache", {})
+    f = cache.get(fn)
+    if f is None:
+        f = cache[fn] = jax.jit(functools.partial(fn, space))
+    return f(*args)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import check_table, get_xp, lse
+from ._backend import check_table, dispatch, get_xp, lse
 from ._maps import _per_prompt, log_policy, policy
 from ._space import _Layered, as_space
 
@@ -38,7 +38,10 @@ def _scatter_add(xp: Any, n: int, idx: np.ndarray, vals: Any) -> Any:
 def visit_probabilities(q: Any, space: _Layered) -> Any:
     """ρ(s) = P_{p_q}(the sequence passes through s), per state (1 at each root)."""
     space = as_space(space)
-    pi = policy(q, space)
+    return dispatch(space, _visit_core, policy(q, space))
+
+
+def _visit_core(space: _Layered, pi: Any) -> Any:
     xp = get_xp(pi)
     blocks = [xp.ones(space.n_prompts, dtype=pi.dtype)]
     slices = space.depth_slices()
@@ -68,8 +71,12 @@ def kl(q_p: Any, q_q: Any, space: _Layered) -> Any:
     """
     space = as_space(space)
     lp, lq = log_policy(q_p, space), log_policy(q_q, space)
-    xp = get_xp(lp, lq)
     rho = visit_probabilities(q_p, space)
+    return dispatch(space, _kl_core, lp, lq, rho)
+
+
+def _kl_core(space: _Layered, lp: Any, lq: Any, rho: Any) -> Any:
+    xp = get_xp(lp, lq)
     pi = xp.exp(lp)
     pos = pi > 0
     diff = xp.where(pos, lp - xp.where(pos, lq, 0.0), 0.0)

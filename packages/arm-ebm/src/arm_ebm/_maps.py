@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_positive
 
-from ._backend import check_table, check_vector, get_xp, lse
+from ._backend import check_table, check_vector, dispatch, get_xp, lse
 from ._space import SequenceSpace, _Layered, as_space, as_trie
 
 __all__ = [
@@ -47,6 +47,10 @@ def _per_prompt(values: Any, space: _Layered) -> Any:
 
 def _backup(r: Any, space: _Layered) -> tuple[Any, Any]:
     """Soft Bellman backup of a checked r table: (q table, V per state)."""
+    return dispatch(space, _backup_core, r)
+
+
+def _backup_core(space: _Layered, r: Any) -> tuple[Any, Any]:
     xp = get_xp(r)
     T = space.max_len
     q_blocks: list[Any] = [None] * T
@@ -152,18 +156,28 @@ def arm_to_ebm(q: Any, space: _Layered) -> Any:
     xp = get_xp(q)
     vq = lse(q, xp)
     _reachable_dead_check(q, vq, space)
+    return dispatch(space, _arm_to_ebm_core, q, vq)
+
+
+def _arm_to_ebm_core(space: _Layered, q: Any, vq: Any) -> Any:
+    xp = get_xp(q)
     ch = space.children
     vc = xp.where(xp.asarray(ch >= 0), vq[np.maximum(ch, 0)], 0.0)
-    return xp.where(q == -xp.inf, -xp.inf, q - vc)
+    with np.errstate(invalid="ignore"):
+        return xp.where(q == -xp.inf, -xp.inf, q - vc)
 
 
 def log_policy(q: Any, space: _Layered) -> Any:
     """log π_q(a|s) = q(s, a) − logsumexp q(s, ·); −inf at masked and −inf logits."""
     space = as_space(space)
-    q = check_table(q, space, "q")
+    return dispatch(space, _log_policy_core, check_table(q, space, "q"))
+
+
+def _log_policy_core(space: _Layered, q: Any) -> Any:
     xp = get_xp(q)
     v = lse(q, xp)
-    return xp.where(q == -xp.inf, -xp.inf, q - v[:, None])
+    with np.errstate(invalid="ignore"):
+        return xp.where(q == -xp.inf, -xp.inf, q - v[:, None])
 
 
 def policy(q: Any, space: _Layered) -> Any:
@@ -179,11 +193,15 @@ def policy(q: Any, space: _Layered) -> Any:
     return xp.where(dead[:, None], uniform, p)
 
 
-def _gather_sum(table: Any, states: NDArray, tokens: NDArray) -> Any:
+def _gather_sum(table: Any, states: NDArray, tokens: NDArray, space: _Layered) -> Any:
+    return dispatch(space, _gather_core, table, states, tokens)
+
+
+def _gather_core(space: _Layered, table: Any, states: Any, tokens: Any) -> Any:
     xp = get_xp(table)
     valid = states >= 0
-    vals = table[np.maximum(states, 0), np.maximum(tokens, 0)]
-    return xp.where(xp.asarray(valid), vals, 0.0).sum(axis=1)
+    vals = table[xp.maximum(states, 0), xp.maximum(tokens, 0)]
+    return xp.where(valid, vals, 0.0).sum(axis=1)
 
 
 def _paths_of(space: _Layered, sequences: Any, prompts: Any) -> tuple:
@@ -206,7 +224,7 @@ def sequence_reward(r: Any, space: _Layered, sequences: Any = None, prompts: Any
     r = check_table(r, space, "r")
     xp = get_xp(r)
     states, tokens, supported, _ = _paths_of(space, sequences, prompts)
-    out = _gather_sum(r, states, tokens)
+    out = _gather_sum(r, states, tokens, space)
     return xp.where(xp.asarray(supported), out, -xp.inf)
 
 
@@ -221,7 +239,7 @@ def log_prob_arm(q: Any, space: _Layered, sequences: Any = None, prompts: Any = 
     lp = log_policy(q, space)
     xp = get_xp(lp)
     states, tokens, supported, _ = _paths_of(space, sequences, prompts)
-    out = _gather_sum(lp, states, tokens)
+    out = _gather_sum(lp, states, tokens, space)
     return xp.where(xp.asarray(supported), out, -xp.inf)
 
 
@@ -274,7 +292,7 @@ def log_prob_ebm(r: Any, space: _Layered, sequences: Any = None, prompts: Any = 
     states, tokens, supported, prompt_of = _paths_of(space, sequences, prompts)
     if prompt_of is None:
         prompt_of = as_trie(space, "").sequence_prompt
-    out = _gather_sum(rt, states, tokens) - v[prompt_of]
+    out = _gather_sum(rt, states, tokens, space) - v[prompt_of]
     return xp.where(xp.asarray(supported), out, -xp.inf)
 
 
