@@ -14,23 +14,10 @@ Cases (median of repeats, seconds):
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import statistics
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-
-def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from icml26_shared.bench import BenchReport, time_call
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,35 +27,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
 
-    from collab_cp import CollaborativeConformal, OnlineCollaborative, SplitConformalClassifier
-    from collab_cp._data import shifting_stream, synthetic_collaboration
-    from collab_cp._experiments import split_evaluation
+    from collab_cp import CollaborativeConformal, OnlineCollaborative
+    from collab_cp.baselines import SplitConformalClassifier
+    from collab_cp.data import shifting_stream, synthetic_collaboration
+    from collab_cp.experiments import split_evaluation
 
     n_test = 2_000 if args.quick else 10_000
     d = synthetic_collaboration(500 + n_test, "top_k", k=2, seed=0)
     cal, test = slice(0, 500), slice(500, None)
     empty = np.zeros_like(d.human)
-    rows: list[dict[str, object]] = []
+    report = BenchReport("collab-cp", quick=args.quick)
 
     def collab():
-        m = CollaborativeConformal(0.05, 0.7).calibrate(d.probs[cal], d.human[cal], d.y[cal])
+        m = CollaborativeConformal(0.05, 0.7).conformalize(d.probs[cal], d.human[cal], d.y[cal])
         return m.predict_set(d.probs[test], d.human[test])
 
     def collab_empty():
-        m = CollaborativeConformal(0.05, 0.7).calibrate(d.probs[cal], empty[cal], d.y[cal])
+        m = CollaborativeConformal(0.05, 0.7).conformalize(d.probs[cal], empty[cal], d.y[cal])
         return m.predict_set(d.probs[test], empty[test])
 
     def ours_split():
         return (
             SplitConformalClassifier(0.7)
-            .calibrate(d.probs[cal], d.y[cal])
+            .conformalize(d.probs[cal], d.y[cal])
             .predict_set(d.probs[test])
         )
 
     cases = {
         "CollaborativeConformal (top-2 human)": collab,
         "CollaborativeConformal (H = ∅)": collab_empty,
-        "collab_cp.SplitConformalClassifier": ours_split,
+        "collab_cp.baselines.SplitConformalClassifier": ours_split,
     }
     try:
         from mapie.classification import SplitConformalClassifier as MapieSCC
@@ -101,12 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         same = None
 
-    base = None
+    offline = f"offline: calibrate 500 + predict {n_test} (K = 10)"
     for name, fn in cases.items():
-        fn()  # warm-up
-        t = _median_time(fn, repeats)
-        base = base or t
-        rows.append({"case": f"offline: {name}", "seconds": t, "ratio_to_first": t / base})
+        report.add(offline, name, time_call(fn, repeats=repeats), identical_to_mapie=same)
+    if same is not None:
+        report.ratio(offline, "collab_cp.baselines.SplitConformalClassifier", "MAPIE SplitConformalClassifier (peer)")
+        report.ratio(offline, "CollaborativeConformal (top-2 human)", "MAPIE SplitConformalClassifier (peer)")
 
     stream = shifting_stream(2_000 if args.quick else 10_000, seed=0)
 
@@ -118,28 +106,16 @@ def main(argv: list[str] | None = None) -> int:
         for t in range(stream.y.size):
             o.update(stream.probs[t], stream.human[t], int(stream.y[t]))
 
-    t_batch = _median_time(run_batch, repeats)
-    t_steps = _median_time(run_steps, max(1, repeats // 2))
-    rows.append(
-        {
-            "case": f"online: run() over {stream.y.size} steps",
-            "seconds": t_batch,
-            "ratio_to_first": 1.0,
-        }
-    )
-    rows.append(
-        {
-            "case": f"online: {stream.y.size} update() calls",
-            "seconds": t_steps,
-            "ratio_to_first": t_steps / t_batch,
-        }
-    )
+    online = f"online: {stream.y.size} steps"
+    report.add(online, "run() over the stream", time_call(run_batch, repeats=repeats))
+    report.add(online, "update() per step", time_call(run_steps, repeats=max(1, repeats // 2)))
+    report.ratio(online, "run() over the stream", "update() per step")
 
     pool = synthetic_collaboration(5000, "top_k", k=2, seed=1)
     n_splits = 100 if args.quick else 500
-    first = None
+    case = f"experiments: {n_splits} splits of 5,000"
     for baselines in (False, True):
-        t = _median_time(
+        t = time_call(
             lambda b=baselines: split_evaluation(
                 1 - pool.probs,
                 pool.human,
@@ -151,40 +127,14 @@ def main(argv: list[str] | None = None) -> int:
                 human_scores=1 - pool.human_probs,
                 baselines=b,
             ),
-            1,
+            repeats=1,
+            warmup=0,
         )
-        first = first or t
-        rows.append(
-            {
-                "case": f"experiments: {n_splits} splits of 5,000, baselines={baselines} "
-                f"({n_splits / t:.0f} splits/s)",
-                "seconds": t,
-                "ratio_to_first": t / first,
-            }
-        )
+        report.add(case, f"split_evaluation(baselines={baselines})", t, splits_per_s=n_splits / t.median)
 
-    width = max(len(r["case"]) for r in rows)
-    print(f"{'case':<{width}}  {'seconds':>10}  ratio")
-    for r in rows:
-        print(f"{r['case']:<{width}}  {r['seconds']:>10.5f}  {r['ratio_to_first']:.3g}")
+    print(report.to_text())
     print(f"H = ∅ sets identical to MAPIE's: {same}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "package": "collab-cp",
-                "quick": args.quick,
-                "python": sys.version.split()[0],
-                "machine": platform.machine(),
-                "n_test": n_test,
-                "identical_to_mapie": same,
-                "rows": rows,
-            },
-            indent=2,
-        )
-    )
-    print(f"written to {out}")
+    print(f"written to {report.write(args.out)}")
     return 0
 
 

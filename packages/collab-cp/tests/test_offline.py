@@ -5,26 +5,28 @@ import pytest
 
 from collab_cp import (
     CollaborativeConformal,
-    SplitConformalClassifier,
     calibrate_thresholds,
-    conformal_quantile,
     conformity_scores,
     optimal_collaborative_sets,
 )
-from collab_cp._data import synthetic_collaboration
-from collab_cp._experiments import split_evaluation
+from collab_cp.baselines import SplitConformalClassifier
+from collab_cp.data import synthetic_collaboration
+from collab_cp.experiments import split_evaluation
 from icml26_shared.datasets import dirichlet_classifier
 
 EPS, DELTA = 0.05, 0.7
 
 
-def test_conformal_quantile_order_statistic():
+def test_thresholds_are_the_shared_order_statistics():
     s = np.arange(1.0, 100.0)  # n = 99
-    assert conformal_quantile(s, 0.95) == 95.0  # ⌈100·0.95⌉ = 95 exactly despite float rounding
-    assert conformal_quantile(s, 0.5) == 50.0
-    assert conformal_quantile(s, 0.999) == math.inf  # index 100 > n: never clipped
-    assert conformal_quantile([], 0.3) == math.inf
-    assert conformal_quantile([2.0, 1.0, 3.0], 0.5) == 2.0
+    inside = np.ones(99, dtype=bool)
+    # b = S_in,(⌈100·(1 - 0.05)⌉) = 95 exactly despite float rounding; a: the empty group -> +inf
+    th = calibrate_thresholds(s, inside, 0.05, 0.7)
+    assert th.prune == 95.0 and th.augment == math.inf and (th.n_in, th.n_out) == (99, 0)
+    th = calibrate_thresholds(s, ~inside, 0.05, 0.5)  # a = S_out,(⌈100·0.5⌉) = 50
+    assert th.augment == 50.0 and th.prune == math.inf
+    th = calibrate_thresholds(s, ~inside, 0.05, 0.999)  # index 100 > n: never clipped
+    assert th.augment == math.inf
 
 
 def naive_split_cp(cal_scores, test_scores, level):
@@ -42,7 +44,7 @@ def test_empty_human_set_is_split_cp_label_for_label():
     d = dirichlet_classifier(1500, 10, concentration=0.3, seed=11)
     cal, test = slice(0, 500), slice(500, 1500)
     empty_lists = [[] for _ in range(1000)]
-    cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], [[]] * 500, d.y[cal])
+    cp = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[cal], [[]] * 500, d.y[cal])
     ours = cp.predict_set(d.probs[test], empty_lists)
     assert cp.prune_threshold_ == math.inf and cp.n_in_ == 0
     cal_scores = 1 - d.probs[np.arange(500), d.y[cal]]
@@ -51,7 +53,7 @@ def test_empty_human_set_is_split_cp_label_for_label():
     assert np.array_equal(
         ours,
         SplitConformalClassifier(DELTA)
-        .calibrate(d.probs[cal], d.y[cal])
+        .conformalize(d.probs[cal], d.y[cal])
         .predict_set(d.probs[test]),
     )
     assert ours.sum(axis=1).min() < ours.sum(axis=1).max()  # not a degenerate comparison
@@ -82,14 +84,14 @@ def test_empty_human_set_matches_mapie():
     mapie = MapieSCC(est, confidence_level=DELTA, conformity_score="lac", prefit=True)
     mapie.conformalize(idx[:500], d.y[:500])
     _, theirs = mapie.predict_set(idx[500:])
-    ours = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[:500], [[]] * 500, d.y[:500])
+    ours = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[:500], [[]] * 500, d.y[:500])
     assert np.array_equal(ours.predict_set(d.probs[500:], [[]] * 1000), theirs[:, :, 0])
 
 
 def test_full_human_set_never_adds():
     d = dirichlet_classifier(1500, 10, concentration=0.3, seed=13)
     full = np.ones_like(d.probs, dtype=bool)
-    cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[:500], full[:500], d.y[:500])
+    cp = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[:500], full[:500], d.y[:500])
     sets = cp.predict_set(d.probs[500:], full[500:])
     assert cp.n_out_ == 0 and cp.augment_threshold_ == math.inf
     assert np.array_equal(sets, (1 - d.probs[500:]) <= cp.prune_threshold_)
@@ -170,8 +172,8 @@ def test_callable_score_is_accepted_and_valid(rate_tolerance):
     assert r.harm.mean() <= EPS + rate_tolerance(EPS, r.n_in, r.n_test_in)
     assert r.recovery.mean() >= DELTA - rate_tolerance(DELTA, r.n_out, r.n_test_out)
     # a monotone transform of 1 - p gives the same sets as the default score
-    cp1 = CollaborativeConformal(score=neg_log).calibrate(d.probs[:500], d.human[:500], d.y[:500])
-    cp2 = CollaborativeConformal().calibrate(d.probs[:500], d.human[:500], d.y[:500])
+    cp1 = CollaborativeConformal(score=neg_log).conformalize(d.probs[:500], d.human[:500], d.y[:500])
+    cp2 = CollaborativeConformal().conformalize(d.probs[:500], d.human[:500], d.y[:500])
     assert np.array_equal(
         cp1.predict_set(d.probs[500:], d.human[500:]), cp2.predict_set(d.probs[500:], d.human[500:])
     )
@@ -200,7 +202,7 @@ def test_matched_coverage_smaller_than_ai_and_human_synthetic():
 
 def test_report_groups_and_calibration_summary():
     d = synthetic_collaboration(3000, "cumulative_mass", tau=0.8, seed=3)
-    cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[:1000], d.human[:1000], d.y[:1000])
+    cp = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[:1000], d.human[:1000], d.y[:1000])
     cal = cp.report()
     assert (cal.n_in, cal.n_out) == (cp.n_in_, cp.n_out_)
     full = cp.report(d.probs[1000:], d.human[1000:], d.y[1000:])

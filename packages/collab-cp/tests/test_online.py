@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from collab_cp import CollaborativeConformal, OnlineCollaborative, collaborative_metrics
-from collab_cp._data import shifting_stream, synthetic_collaboration
+from collab_cp.data import shifting_stream, synthetic_collaboration
 
 EPS, DELTA = 0.05, 0.7
 
@@ -20,7 +20,7 @@ def test_acceptance_4_shifting_stream(seed):
     harm, rec = trace.branch_rates(5000)
     assert abs(harm - EPS) <= 0.01
     assert abs(rec - DELTA) <= 0.01
-    frozen = CollaborativeConformal(EPS, DELTA).calibrate(s.probs[:500], s.human[:500], s.y[:500])
+    frozen = CollaborativeConformal(EPS, DELTA).conformalize(s.probs[:500], s.human[:500], s.y[:500])
     m = collaborative_metrics(
         frozen.predict_set(s.probs[5000:], s.human[5000:]), s.human[5000:], s.y[5000:]
     )
@@ -77,8 +77,9 @@ def test_checkpoint_resume_is_bit_identical():
     whole = full.run(s.probs, s.human, s.y)
     first = OnlineCollaborative(EPS, DELTA, eta=0.03)
     a = first.run(s.probs[:777], s.human[:777], s.y[:777])
-    saved = json.loads(json.dumps(first.checkpoint()))
-    resumed = OnlineCollaborative.from_checkpoint(saved)
+    text = first.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the checkpoint"))
+    resumed = OnlineCollaborative.from_json(text)
     b = resumed.run(s.probs[777:], s.human[777:], s.y[777:])
     assert np.array_equal(np.concatenate([a.prune, b.prune]), whole.prune)
     assert np.array_equal(np.concatenate([a.augment, b.augment]), whole.augment)
@@ -101,7 +102,7 @@ def test_single_step_update_matches_run():
 
 def test_from_offline_warm_start_and_recursion_direction():
     d = synthetic_collaboration(1000, "top_k", k=2, seed=6)
-    off = CollaborativeConformal(EPS, DELTA).calibrate(d.probs, d.human, d.y)
+    off = CollaborativeConformal(EPS, DELTA).conformalize(d.probs, d.human, d.y)
     on = OnlineCollaborative.from_offline(off, eta=0.01)
     assert (on.state.prune, on.state.augment) == (off.prune_threshold_, off.augment_threshold_)
     b0 = on.state.prune
@@ -110,3 +111,47 @@ def test_from_offline_warm_start_and_recursion_direction():
     a0 = on.state.augment
     on.update_score(a0 - 1.0, False)  # a recovery outside H lowers a by η(1−δ)/π̂
     assert on.state.augment == pytest.approx(a0 - 0.01 * (1 - DELTA) / max(0.05, 1 / 3))
+
+
+def test_fresh_learner_checkpoint_is_strict_json():
+    # an unvisited branch holds lo=inf, hi=-inf, c_first=nan: all encoded explicitly
+    import json
+
+    fresh = OnlineCollaborative(EPS, DELTA)
+    text = fresh.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the checkpoint"))
+    back = OnlineCollaborative.from_json(text)
+    assert back.state.inside.lo == math.inf and math.isnan(back.state.inside.c_first)
+
+
+@pytest.mark.parametrize(
+    ("field", "kwargs"),
+    [("eta", {"eta": 0.5}), ("epsilon", {"epsilon": 0.1}), ("score", {"score": "aps"}), ("pi_floor", {"pi_floor": 0.2})],
+)
+def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field(field, kwargs):
+    s = shifting_stream(200, seed=4)
+    saved = OnlineCollaborative(EPS, DELTA, eta=0.03)
+    saved.run(s.probs, s.human, s.y)
+    cfg = {"epsilon": EPS, "delta": DELTA, "eta": 0.03, **kwargs}
+    other = OnlineCollaborative(cfg.pop("epsilon"), cfg.pop("delta"), **cfg)
+    with pytest.raises(ValueError, match=rf"saved with {field}=.*but this OnlineCollaborative has {field}="):
+        other.load_state_dict(saved.state_dict())
+    same = OnlineCollaborative(EPS, DELTA, eta=0.03).load_state_dict(saved.state_dict())
+    assert same.state == saved.state
+
+
+def test_deprecated_checkpoint_names_still_work():
+    s = shifting_stream(200, seed=4)
+    o = OnlineCollaborative(EPS, DELTA)
+    o.run(s.probs, s.human, s.y)
+    with pytest.warns(DeprecationWarning, match="checkpoint is deprecated"):
+        data = o.checkpoint()
+    with pytest.warns(DeprecationWarning, match="from_checkpoint is deprecated"):
+        back = OnlineCollaborative.from_checkpoint(data)
+    assert back.state == o.state
+
+
+def test_update_with_a_batch_row_names_the_shape():
+    s = shifting_stream(10, seed=4)
+    with pytest.raises(ValueError, match=r"probs must be one probability vector of shape \(K,\) for update\(\), got shape \(2, 10\)"):
+        OnlineCollaborative(EPS, DELTA).update(s.probs[:2], [0], 0)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from collab_cp import CollaborativeRegressor
-from collab_cp._data import heteroscedastic_regression
+from collab_cp.data import heteroscedastic_regression
 
 EPS, DELTA = 0.05, 0.7
 
@@ -14,7 +14,7 @@ def _split_rates(n_splits, seed):
     for _ in range(n_splits):
         perm = rng.permutation(5000)
         c, t = perm[:500], perm[500:]
-        m = CollaborativeRegressor(EPS, DELTA).calibrate(
+        m = CollaborativeRegressor(EPS, DELTA).conformalize(
             d.y_pred[c], d.sigma[c], d.human_lower[c], d.human_upper[c], d.y[c]
         )
         r = m.report(d.y_pred[t], d.sigma[t], d.human_lower[t], d.human_upper[t], d.y[t])
@@ -46,7 +46,7 @@ def test_union_of_at_most_three_intervals_and_exact_geometry():
     m = CollaborativeRegressor()
     m.prune_threshold_, m.augment_threshold_ = 0.5, 2.0
     # H = [-1, 1] around ŷ = 0, σ = 1: pruned piece [-0.5, 0.5] plus AI pieces [-2,-1) and (1, 2]
-    u = m.predict_intervals([0.0, 0.0, 5.0], [1.0, 1.0, 1.0], [-1.0, -3.0, -1.0], [1.0, 3.0, 1.0])
+    u = m.predict_interval([0.0, 0.0, 5.0], [1.0, 1.0, 1.0], [-1.0, -3.0, -1.0], [1.0, 3.0, 1.0])
     assert u.n_pieces.tolist() == [3, 1, 1]
     np.testing.assert_allclose(u.pieces[0], [[-2, -1], [-0.5, 0.5], [1, 2]])
     np.testing.assert_allclose(u.pieces[1, 0], [-0.5, 0.5])  # H covers the AI band: prune only
@@ -63,7 +63,7 @@ def test_membership_and_length_agree_with_the_rule_on_random_inputs():
     for b, a in [(0.7, 1.8), (2.0, 0.4), (1.0, 1.0), (-0.1, 1.0)]:
         m = CollaborativeRegressor()
         m.prune_threshold_, m.augment_threshold_ = b, a
-        u = m.predict_intervals(c, s, lo, hi)
+        u = m.predict_interval(c, s, lo, hi)
         assert u.n_pieces.max() <= 3
         grid = np.linspace(-10, 10, 20_001)
         inside = (lo[:, None] <= grid) & (grid <= hi[:, None])

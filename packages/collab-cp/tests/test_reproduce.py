@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from collab_cp import _reproduce as rep
-from collab_cp._data import synthetic_collaboration
-from collab_cp._experiments import frontier, split_evaluation
+from collab_cp.data import synthetic_collaboration
+from collab_cp.experiments import frontier, split_evaluation
 
 
 def test_empty_reduction_checks_pass():

@@ -20,13 +20,14 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_in_interval, check_probability_rows
-
-from ._offline import conformal_quantile
+from icml26_shared.conformal import split_quantile
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
 
 __all__ = ["HarmControlledRestriction", "SplitConformalClassifier", "coverage_matched_sets"]
@@ -45,19 +46,30 @@ class SplitConformalClassifier:
         self.score = score
         self.threshold_: float | None = None
 
-    def calibrate(self, probs: ArrayLike, y: ArrayLike) -> SplitConformalClassifier:
+    def conformalize(self, probs: ArrayLike, y: ArrayLike) -> SplitConformalClassifier:
         """Set ``threshold_`` from calibration probabilities and labels; returns ``self``."""
         s = conformity_scores(probs, self.score)
         labels = check_labels(y, *s.shape)
-        self.threshold_ = conformal_quantile(
-            s[np.arange(s.shape[0]), labels], self.confidence_level
-        )
+        true = s[np.arange(s.shape[0]), labels]
+        self.threshold_ = float(split_quantile(true, 1.0 - self.confidence_level))
         return self
+
+    def calibrate(self, *args: Any, **kwargs: Any) -> SplitConformalClassifier:
+        """Deprecated (collab-cp 0.1.0's verb): :meth:`conformalize`."""
+        warnings.warn(
+            "SplitConformalClassifier.calibrate is deprecated and will be removed in collab-cp 0.2: use "
+            "conformalize",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.conformalize(*args, **kwargs)
 
     def predict_set(self, probs: ArrayLike) -> NDArray[np.bool_]:
         """Boolean ``(n, K)`` prediction sets."""
         if self.threshold_ is None:
-            raise RuntimeError("SplitConformalClassifier is not calibrated: call calibrate() first")
+            raise RuntimeError(
+                "SplitConformalClassifier is not conformalized: call conformalize() first"
+            )
         return conformity_scores(probs, self.score) <= self.threshold_
 
 
@@ -77,7 +89,7 @@ class HarmControlledRestriction:
         self.score = score
         self.prune_threshold_: float | None = None
 
-    def calibrate(
+    def conformalize(
         self, probs: ArrayLike, human_sets: HumanSets, y: ArrayLike
     ) -> HarmControlledRestriction:
         """Set ``prune_threshold_`` from calibration data; returns ``self``."""
@@ -86,14 +98,24 @@ class HarmControlledRestriction:
         labels = check_labels(y, *s.shape)
         rows = np.arange(s.shape[0])
         inside = mask[rows, labels]
-        self.prune_threshold_ = conformal_quantile(s[rows, labels][inside], 1 - self.epsilon)
+        self.prune_threshold_ = float(split_quantile(s[rows, labels][inside], self.epsilon))
         return self
+
+    def calibrate(self, *args: Any, **kwargs: Any) -> HarmControlledRestriction:
+        """Deprecated (collab-cp 0.1.0's verb): :meth:`conformalize`."""
+        warnings.warn(
+            "HarmControlledRestriction.calibrate is deprecated and will be removed in collab-cp 0.2: use "
+            "conformalize",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.conformalize(*args, **kwargs)
 
     def predict_set(self, probs: ArrayLike, human_sets: HumanSets) -> NDArray[np.bool_]:
         """Boolean ``(n, K)`` sets, always inside the human's sets."""
         if self.prune_threshold_ is None:
             raise RuntimeError(
-                "HarmControlledRestriction is not calibrated: call calibrate() first"
+                "HarmControlledRestriction is not conformalized: call conformalize() first"
             )
         s = conformity_scores(probs, self.score)
         mask = as_label_mask(human_sets, *s.shape)
@@ -113,7 +135,17 @@ def coverage_matched_sets(
     c = check_in_interval(coverage, "coverage", 0, 1, closed=(True, True))
     s = conformity_scores(p, score)
     labels = check_labels(y, *s.shape)
-    true = np.sort(s[np.arange(s.shape[0]), labels])
-    k = math.ceil(round(true.size * c, 9))
-    t = -math.inf if k == 0 else float(true[k - 1])
-    return s <= t
+    return s <= matched_threshold(s[np.arange(s.shape[0]), labels], c)
+
+
+def matched_threshold(true_scores: ArrayLike, coverage: float) -> float:
+    """The ``⌈n·coverage⌉``-th smallest of ``n`` true-label scores (``-inf`` for coverage 0).
+
+    The empirical (not conformal: no ``n + 1``) quantile behind every "at matched coverage"
+    comparison: ``{s ≤ t}`` covers the smallest fraction ``>= coverage`` of these points. One
+    rounding guard, as in :func:`icml26_shared.conformal.conformal_rank`.
+    """
+    srt = np.sort(np.asarray(true_scores, dtype=np.float64).ravel())
+    x = srt.size * float(coverage)
+    k = min(max(math.ceil(x - 1e-12 * max(1.0, x)), 0), srt.size)
+    return -math.inf if k == 0 else float(srt[k - 1])

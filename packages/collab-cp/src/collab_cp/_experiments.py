@@ -13,7 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._offline import calibrate_thresholds, conformal_quantile
+from icml26_shared.conformal import split_quantile
+
+from ._baselines import matched_threshold
+from ._offline import calibrate_thresholds
 
 __all__ = ["SplitResults", "frontier", "split_evaluation"]
 
@@ -54,9 +57,7 @@ def _matched(
     true_scores: NDArray[np.float64], scores: NDArray[np.float64], cov: float
 ) -> tuple[float, float]:
     """Size and coverage of {s ≤ t}, t the ⌈n·cov⌉-th smallest true score of these points."""
-    srt = np.sort(true_scores)
-    k = math.ceil(round(srt.size * cov, 9))
-    t = -math.inf if k == 0 else srt[k - 1]
+    t = matched_threshold(true_scores, cov)
     return float((scores <= t).sum(axis=1).mean()), float(np.mean(true_scores <= t))
 
 
@@ -111,7 +112,7 @@ def split_evaluation(
         size, c = _matched(tr_t, s_t, cov)
         out["ai_size"].append(size)
         out["ai_coverage"].append(c)
-        q = conformal_quantile(true[cal], min(max(cov, 1e-9), 1 - 1e-9))
+        q = float(split_quantile(true[cal], 1.0 - min(max(cov, 1e-9), 1 - 1e-9)))
         out["ai_cal_size"].append(float((s_t <= q).sum(axis=1).mean()))
         out["ai_cal_coverage"].append(float(np.mean(tr_t <= q)))
         if human_scores is not None and h_true is not None:

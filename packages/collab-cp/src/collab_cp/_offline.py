@@ -40,6 +40,7 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
@@ -47,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_finite_array, check_probability_rows
+from icml26_shared.conformal import split_quantile
 
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
 
@@ -57,30 +59,26 @@ __all__ = [
     "calibrate_thresholds",
     "collaborative_metrics",
     "collaborative_sets",
-    "conformal_quantile",
     "optimal_collaborative_sets",
 ]
 
 
 def conformal_quantile(scores: ArrayLike, level: float) -> float:
-    r"""Finite-sample corrected quantile :math:`S_{(\lceil (n+1)\,level \rceil)}`.
+    r"""Deprecated: :math:`S_{(\lceil (n+1)\,level \rceil)}` for a *coverage* ``level``.
 
-    Args:
-        scores: the n calibration scores (may be empty).
-        level: the target coverage, in (0, 1).
-
-    Returns:
-        The ⌈(n+1)·level⌉-th smallest score, or ``+inf`` when that index exceeds n (small n or an
-        empty group): never silently clipped to the largest score.
+    Its name clashed with ``up_ocp.conformal_quantile`` (sorted scores and a miscoverage); use
+    ``icml26_shared.conformal.split_quantile(scores, alpha=1 - level)``. Removed in collab-cp 0.2.
     """
+    warnings.warn(
+        "collab_cp.conformal_quantile(scores, level) is deprecated and will be removed in "
+        "collab-cp 0.2: use icml26_shared.conformal.split_quantile(scores, 1 - level) (it takes "
+        "the miscoverage)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     level = check_alpha(level, "level")
     s = check_finite_array(scores, "scores", ndim=1, allow_empty=True)
-    n = s.size
-    # round before ceil so (n + 1) * level = 95.00000000000001 counts as 95
-    k = math.ceil(round((n + 1) * level, 9))
-    if k > n:
-        return math.inf
-    return float(np.partition(s, k - 1)[k - 1])
+    return float(split_quantile(s, 1.0 - level))
 
 
 class Thresholds(NamedTuple):
@@ -112,8 +110,8 @@ def calibrate_thresholds(
     inside = np.asarray(in_human, dtype=bool)
     if inside.shape != s.shape:
         raise ValueError(f"in_human must have shape {s.shape}, got {inside.shape}")
-    b = conformal_quantile(s[inside], 1.0 - eps)
-    a = conformal_quantile(s[~inside], dl)
+    b = float(split_quantile(s[inside], eps))
+    a = float(split_quantile(s[~inside], 1.0 - dl))
     return Thresholds(b, a, int(inside.sum()), int((~inside).sum()))
 
 
@@ -213,7 +211,7 @@ class CollaborativeConformal:
             with probability at least δ.
         score: ``"1-prob"`` (default), ``"aps"`` or a callable ``probs -> (n, K)`` scores.
 
-    Attributes (after :meth:`calibrate`):
+    Attributes (after :meth:`conformalize`):
         prune_threshold_: b. augment_threshold_: a. n_in_, n_out_: calibration group sizes.
 
     Examples:
@@ -222,7 +220,7 @@ class CollaborativeConformal:
         >>> from icml26_shared.datasets import dirichlet_classifier
         >>> d = dirichlet_classifier(2000, 10, concentration=0.1, seed=0)
         >>> H = human_sets(d.human_probs, "top_k", k=2)
-        >>> cp = CollaborativeConformal(epsilon=0.05, delta=0.7).calibrate(
+        >>> cp = CollaborativeConformal(epsilon=0.05, delta=0.7).conformalize(
         ...     d.probs[:1000], H[:1000], d.y[:1000])
         >>> sets = cp.predict_set(d.probs[1000:], H[1000:])
         >>> sets.shape
@@ -249,7 +247,7 @@ class CollaborativeConformal:
         mask = as_label_mask(human_sets, p.shape[0], p.shape[1])
         return conformity_scores(p, self.score), mask
 
-    def calibrate(
+    def conformalize(
         self, probs: ArrayLike, human_sets: HumanSets, y: ArrayLike
     ) -> CollaborativeConformal:
         """Calibrate the thresholds b and a on held-out data.
@@ -264,6 +262,16 @@ class CollaborativeConformal:
         """
         scores, mask = self._prepare(probs, human_sets)
         return self._calibrate_scores(scores, mask, y)
+
+    def calibrate(self, *args: Any, **kwargs: Any) -> CollaborativeConformal:
+        """Deprecated (collab-cp 0.1.0's verb): :meth:`conformalize`."""
+        warnings.warn(
+            "CollaborativeConformal.calibrate is deprecated and will be removed in collab-cp 0.2: use "
+            "conformalize",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.conformalize(*args, **kwargs)
 
     def _calibrate_scores(
         self, scores: NDArray[np.float64], mask: NDArray[np.bool_], y: ArrayLike
@@ -286,7 +294,7 @@ class CollaborativeConformal:
 
     def _check_fitted(self) -> None:
         if self._calibration is None:
-            raise RuntimeError("CollaborativeConformal is not calibrated: call calibrate() first")
+            raise RuntimeError("CollaborativeConformal is not conformalized: call conformalize() first")
 
     @property
     def thresholds(self) -> Thresholds:

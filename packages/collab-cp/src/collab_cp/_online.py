@@ -43,6 +43,7 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -56,6 +57,8 @@ from icml26_shared.checks import (
     check_positive,
     check_probability_rows,
 )
+
+from icml26_shared.state import check_same_config, decode_state, dumps_state, loads_state
 
 from ._offline import CollaborativeConformal
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
@@ -235,7 +238,13 @@ class OnlineCollaborative:
         Returns:
             The ``(K,)`` set C_t issued before y_t was used.
         """
-        p = check_probability_rows(np.asarray(probs, dtype=np.float64).reshape(1, -1), "probs")
+        raw = check_finite_array(probs, "probs")
+        if raw.ndim != 1:
+            raise ValueError(
+                f"probs must be one probability vector of shape (K,) for update(), got shape "
+                f"{raw.shape} (use run() for a stream of steps)"
+            )
+        p = check_probability_rows(raw.reshape(1, -1), "probs")
         if isinstance(human_set, np.ndarray) and human_set.dtype == np.bool_:
             mask = as_label_mask(human_set.reshape(1, -1), 1, p.shape[1], "human_set")
         else:
@@ -289,19 +298,23 @@ class OnlineCollaborative:
         return bound(self.state.inside), bound(self.state.outside)
 
     # ------------------------------------------------------------------ checkpoint / resume
-    def checkpoint(self) -> dict[str, Any]:
-        """The configuration and state as plain Python values (JSON-serialisable)."""
+    def _config(self) -> dict[str, Any]:
         if callable(self.score):
-            raise TypeError("checkpoint needs a named score ('1-prob' or 'aps'), got a callable")
+            raise TypeError("a checkpoint needs a named score ('1-prob' or 'aps'), got a callable")
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "eta": self.eta,
+            "score": self.score,
+            "pi_floor": self.pi_floor,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """The configuration and state as plain Python values; :meth:`to_json` writes them as
+        strict JSON (``±inf`` and the unset ``nan`` of an unvisited branch encoded)."""
         st = self.state
         return {
-            "config": {
-                "epsilon": self.epsilon,
-                "delta": self.delta,
-                "eta": self.eta,
-                "score": self.score,
-                "pi_floor": self.pi_floor,
-            },
+            "config": self._config(),
             "state": {
                 "prune": st.prune,
                 "augment": st.augment,
@@ -311,21 +324,27 @@ class OnlineCollaborative:
             },
         }
 
+    def to_json(self) -> str:
+        """The :meth:`state_dict` as strict JSON (``allow_nan=False``)."""
+        return dumps_state(self.state_dict())
+
     @classmethod
-    def from_checkpoint(cls, data: dict[str, Any]) -> OnlineCollaborative:
-        """Rebuild a learner from :meth:`checkpoint` output and continue where it stopped."""
+    def from_json(cls, text: str) -> OnlineCollaborative:
+        """Rebuild a learner from :meth:`to_json` output and continue where it stopped."""
+        return cls.from_state_dict(loads_state(text))
+
+    def load_state_dict(self, data: dict[str, Any]) -> OnlineCollaborative:
+        """Continue from a :meth:`state_dict` saved with the same hyperparameters.
+
+        Raises:
+            ValueError: naming the field, when the state was saved with another ε, δ, η, score
+                or π floor; or when ``data`` is not a state dict.
+        """
+        data = decode_state(data)
         try:
             cfg, st = data["config"], data["state"]
-            obj = cls(
-                cfg["epsilon"],
-                cfg["delta"],
-                eta=cfg["eta"],
-                score=cfg["score"],
-                pi_floor=cfg["pi_floor"],
-                prune=st["prune"],
-                augment=st["augment"],
-            )
-            obj.state = OnlineState(
+            check_same_config(cfg, self._config(), owner="OnlineCollaborative")
+            state = OnlineState(
                 float(st["prune"]),
                 float(st["augment"]),
                 int(st["t"]),
@@ -334,9 +353,50 @@ class OnlineCollaborative:
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(
-                f"data must be the output of OnlineCollaborative.checkpoint(), got {exc!r}"
+                f"data must be the output of OnlineCollaborative.state_dict(), got {exc!r}"
             ) from None
-        return obj
+        self.state = state
+        return self
+
+    @classmethod
+    def from_state_dict(cls, data: dict[str, Any]) -> OnlineCollaborative:
+        """Build a learner from a :meth:`state_dict` alone."""
+        data = decode_state(data)
+        try:
+            cfg = data["config"]
+            obj = cls(
+                cfg["epsilon"],
+                cfg["delta"],
+                eta=cfg["eta"],
+                score=cfg["score"],
+                pi_floor=cfg["pi_floor"],
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(
+                f"data must be the output of OnlineCollaborative.state_dict(), got {exc!r}"
+            ) from None
+        return obj.load_state_dict(data)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Deprecated (collab-cp 0.1.0's name): :meth:`state_dict`."""
+        warnings.warn(
+            "OnlineCollaborative.checkpoint is deprecated and will be removed in collab-cp 0.2: "
+            "use state_dict (or to_json)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.state_dict()
+
+    @classmethod
+    def from_checkpoint(cls, data: dict[str, Any]) -> OnlineCollaborative:
+        """Deprecated (collab-cp 0.1.0's name): :meth:`from_state_dict`."""
+        warnings.warn(
+            "OnlineCollaborative.from_checkpoint is deprecated and will be removed in collab-cp "
+            "0.2: use from_state_dict (or from_json)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return cls.from_state_dict(data)
 
     def __repr__(self) -> str:
         return (

@@ -21,7 +21,9 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -138,7 +140,7 @@ class CollaborativeRegressor:
         epsilon: harm level ε ∈ (0, 1).
         delta: recovery level δ ∈ (0, 1).
 
-    Attributes (after :meth:`calibrate`): prune_threshold_ (b), augment_threshold_ (a), n_in_,
+    Attributes (after :meth:`conformalize`): prune_threshold_ (b), augment_threshold_ (a), n_in_,
     n_out_.
     """
 
@@ -166,7 +168,7 @@ class CollaborativeRegressor:
             )
         return c, s, lo, hi
 
-    def calibrate(
+    def conformalize(
         self,
         y_pred: ArrayLike,
         sigma: ArrayLike,
@@ -185,12 +187,32 @@ class CollaborativeRegressor:
         self.n_in_, self.n_out_ = th.n_in, th.n_out
         return self
 
-    def predict_intervals(
+    def calibrate(self, *args: Any, **kwargs: Any) -> CollaborativeRegressor:
+        """Deprecated (collab-cp 0.1.0's verb): :meth:`conformalize`."""
+        warnings.warn(
+            "CollaborativeRegressor.calibrate is deprecated and will be removed in collab-cp "
+            "0.2: use conformalize",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.conformalize(*args, **kwargs)
+
+    def predict_intervals(self, *args: Any, **kwargs: Any) -> IntervalUnion:
+        """Deprecated (collab-cp 0.1.0's name): :meth:`predict_interval`."""
+        warnings.warn(
+            "CollaborativeRegressor.predict_intervals is deprecated and will be removed in "
+            "collab-cp 0.2: use predict_interval",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.predict_interval(*args, **kwargs)
+
+    def predict_interval(
         self, y_pred: ArrayLike, sigma: ArrayLike, human_lower: ArrayLike, human_upper: ArrayLike
     ) -> IntervalUnion:
         """The collaborative sets as an :class:`IntervalUnion` (at most three pieces each)."""
         if self.prune_threshold_ is None:
-            raise RuntimeError("CollaborativeRegressor is not calibrated: call calibrate() first")
+            raise RuntimeError("CollaborativeRegressor is not conformalized: call conformalize() first")
         c, s, lo, hi = self._inputs(y_pred, sigma, human_lower, human_upper)
         return IntervalUnion(
             _interval_pieces(c, s, lo, hi, self.prune_threshold_, self.augment_threshold_)
@@ -205,7 +227,7 @@ class CollaborativeRegressor:
         y: ArrayLike,
     ) -> RegressionReport:
         """Evaluate on labelled data (membership by the defining rule, ends included)."""
-        sets = self.predict_intervals(y_pred, sigma, human_lower, human_upper)
+        sets = self.predict_interval(y_pred, sigma, human_lower, human_upper)
         c, s, lo, hi = self._inputs(y_pred, sigma, human_lower, human_upper)
         yy = check_finite_array(y, "y", ndim=1)
         check_same_length(y_pred=c, y=yy)

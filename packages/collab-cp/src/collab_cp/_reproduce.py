@@ -32,7 +32,7 @@ from icml26_shared.experiment import (
 )
 from icml26_shared.metrics import rolling_miscoverage
 
-from ._baselines import SplitConformalClassifier
+from ._baselines import SplitConformalClassifier, matched_threshold
 from ._data import (
     SYNTHETIC,
     CollabData,
@@ -112,7 +112,7 @@ def _group_table(seed: int, n_splits: int) -> ResultTable:
     for _ in range(n_splits):
         perm = rng.permutation(d.y.size)
         cal, test = perm[:N_CAL], perm[N_CAL:]
-        cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], d.human[cal], d.y[cal])
+        cp = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[cal], d.human[cal], d.y[cal])
         per = cp.report(d.probs[test], d.human[test], d.y[test], groups=names[test])
         assert isinstance(per, dict)
         for g, r in per.items():
@@ -132,13 +132,13 @@ def _group_table(seed: int, n_splits: int) -> ResultTable:
 def _empty_reduction_checks(seed: int) -> tuple[bool, bool]:
     d = synthetic_collaboration(1500, "empty", seed=seed)
     cal, test = slice(0, 500), slice(500, None)
-    cp = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], d.human[cal], d.y[cal])
-    ref = SplitConformalClassifier(DELTA).calibrate(d.probs[cal], d.y[cal])
+    cp = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[cal], d.human[cal], d.y[cal])
+    ref = SplitConformalClassifier(DELTA).conformalize(d.probs[cal], d.y[cal])
     same = bool(
         np.array_equal(cp.predict_set(d.probs[test], d.human[test]), ref.predict_set(d.probs[test]))
     )
     full = np.ones_like(d.human)
-    cpf = CollaborativeConformal(EPS, DELTA).calibrate(d.probs[cal], full[cal], d.y[cal])
+    cpf = CollaborativeConformal(EPS, DELTA).conformalize(d.probs[cal], full[cal], d.y[cal])
     never_adds = bool(not (cpf.predict_set(d.probs[test], full[test]) & ~full[test]).any())
     return same, never_adds
 
@@ -161,10 +161,10 @@ def _frontier_figure(
             label="collaborative (ε, δ) grid",
         )
         rows = np.arange(d.y.size)
-        true = np.sort(1 - d.probs[rows, d.y])
+        true = 1 - d.probs[rows, d.y]
         levels = np.linspace(cov.min() - 0.02, min(cov.max() + 0.02, 0.999), 60)
         ai = [
-            ((1 - d.probs) <= true[max(math.ceil(lv * true.size) - 1, 0)]).sum(1).mean()
+            ((1 - d.probs) <= max(matched_threshold(true, lv), true.min())).sum(1).mean()
             for lv in levels
         ]
         ax.plot(levels, ai, "k-", label="AI alone (threshold on 1 − p̂)")
@@ -221,12 +221,11 @@ def _regression(n_splits: int, seed: int) -> tuple[ResultTable, dict[str, np.nda
     for _ in range(n_splits):
         perm = rng.permutation(d.y.size)
         c, t = perm[:N_CAL], perm[N_CAL:]
-        m = CollaborativeRegressor(EPS, DELTA).calibrate(
+        m = CollaborativeRegressor(EPS, DELTA).conformalize(
             d.y_pred[c], d.sigma[c], d.human_lower[c], d.human_upper[c], d.y[c]
         )
         r = m.report(d.y_pred[t], d.sigma[t], d.human_lower[t], d.human_upper[t], d.y[t])
-        true = np.sort(np.abs(d.y[t] - d.y_pred[t]) / d.sigma[t])
-        q = true[math.ceil(true.size * r.coverage) - 1]
+        q = matched_threshold(np.abs(d.y[t] - d.y_pred[t]) / d.sigma[t], r.coverage)
         for k, v in zip(
             keys,
             [
@@ -381,7 +380,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     s = shifting_stream(10_000, seed=0)
     online = OnlineCollaborative(EPS, DELTA)
     trace = online.run(s.probs, s.human, s.y)
-    frozen = CollaborativeConformal(EPS, DELTA).calibrate(
+    frozen = CollaborativeConformal(EPS, DELTA).conformalize(
         s.probs[:N_CAL], s.human[:N_CAL], s.y[:N_CAL]
     )
     fr_sets = frozen.predict_set(s.probs, s.human)

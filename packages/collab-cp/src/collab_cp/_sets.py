@@ -3,13 +3,18 @@
 A *human set* H(x) ⊆ {0, …, K−1} is what the expert proposes for one input. The package stores a
 batch of sets as a boolean ``(n, K)`` mask; users may pass either that mask or a list of label
 lists (ragged), e.g. ``[[3], [1, 7], []]``. A 2-D integer array is read as label lists too (row
-``i`` holds the labels of H(x_i)), so the output of ``np.argsort(-p)[:, :2]`` is a valid input.
+``i`` holds the labels of H(x_i)), so the output of ``np.argsort(-p)[:, :2]`` is a valid input;
+an integer array shaped like the mask, ``(n, K)`` with only 0/1 entries (``H.astype(int)``), is
+ambiguous and refused: pass ``H.astype(bool)`` or label lists.
 
 A *conformity score* s(x, y) is larger for labels that fit worse. The collaborative set is
 ``{y ∈ H : s ≤ b} ∪ {y ∉ H : s ≤ a}``, so any score works; the built-ins are
 
 * ``"1-prob"`` (LAC): s(x, y) = 1 − p̂(y | x);
-* ``"aps"`` (non-randomised adaptive prediction sets): s(x, y) = Σ_{y' : p̂(y') ≥ p̂(y)} p̂(y');
+* ``"aps"`` (non-randomised adaptive prediction sets): the mass of the labels ranked up to and
+  including y by decreasing p̂ (ties by label index);
+
+both from :mod:`icml26_shared.conformal`;
 * a callable ``score(probs) -> (n, K)`` array of finite scores.
 
 Human policies turn a human probability vector into a set (used for the synthetic experiments
@@ -31,6 +36,7 @@ from icml26_shared.checks import (
     check_positive_int,
     check_probability_rows,
 )
+from icml26_shared.conformal import aps_scores, lac_scores
 
 __all__ = [
     "HUMAN_POLICIES",
@@ -92,6 +98,19 @@ def as_label_mask(
         if sets.shape != (n, n_classes):
             raise ValueError(f"{name} must have shape ({n}, {n_classes}), got {sets.shape}")
         return sets.copy()
+    if (
+        isinstance(sets, np.ndarray)
+        and sets.ndim == 2
+        and sets.dtype.kind in "iu"
+        and sets.shape == (n, n_classes)
+        and sets.size
+        and np.isin(sets, (0, 1)).all()
+    ):
+        raise TypeError(
+            f"{name} is an integer 0/1 array of the mask's shape {sets.shape}: it would be read as "
+            "label lists (labels 0 and 1), which is almost never meant. Pass a boolean mask "
+            f"({name}.astype(bool)) or a list of label lists"
+        )
     if isinstance(sets, np.ndarray) and sets.ndim == 2:
         rows: Sequence[Any] = list(sets)
     elif isinstance(sets, np.ndarray) and sets.ndim != 1:
@@ -126,14 +145,6 @@ def as_label_mask(
     return mask
 
 
-def _aps_scores(p: NDArray[np.float64]) -> NDArray[np.float64]:
-    order = np.argsort(-p, axis=1, kind="stable")
-    cum = np.cumsum(np.take_along_axis(p, order, axis=1), axis=1)
-    out = np.empty_like(p)
-    np.put_along_axis(out, order, cum, axis=1)
-    return out
-
-
 def conformity_scores(probs: ArrayLike, score: ScoreLike = "1-prob") -> NDArray[np.float64]:
     """Conformity scores s(x, y) for every label: an ``(n, K)`` array (larger = worse fit).
 
@@ -153,8 +164,8 @@ def conformity_scores(probs: ArrayLike, score: ScoreLike = "1-prob") -> NDArray[
         return s
     check_choice(score, "score", SCORES)
     if score == "1-prob":
-        return 1.0 - p
-    return _aps_scores(p)
+        return lac_scores(p)
+    return aps_scores(p)
 
 
 def human_sets(

@@ -1,0 +1,20 @@
+"""Data for the experiments and tests: synthetic human/AI classifiers, digits, a regression task
+and a shifting stream (generated locally; digits ship inside scikit-learn)."""
+
+from ._data import SYNTHETIC as SYNTHETIC
+from ._data import CollabData as CollabData
+from ._data import RegressionData as RegressionData
+from ._data import digits_collaboration as digits_collaboration
+from ._data import heteroscedastic_regression as heteroscedastic_regression
+from ._data import shifting_stream as shifting_stream
+from ._data import synthetic_collaboration as synthetic_collaboration
+
+__all__ = [
+    "SYNTHETIC",
+    "CollabData",
+    "RegressionData",
+    "digits_collaboration",
+    "heteroscedastic_regression",
+    "shifting_stream",
+    "synthetic_collaboration",
+]
