@@ -46,16 +46,19 @@ def measure(n: int, seed: int, report: BenchReport, condition: str) -> float:
 
     sol = dxpp.solve_qp(*qp, check_psd=False)
     ours = time_call(backward, repeats=5, warmup=1)
-    full = time_call(lambda: torch_kkt_vjp(*args, x, nu, mu, sol.active, w, kind="full"),
-                     repeats=5, warmup=1)
+    full = time_call(
+        lambda: torch_kkt_vjp(*args, x, nu, mu, sol.active, w, kind="full"), repeats=5, warmup=1
+    )
     case = f"n={n} seed={seed} {condition}"
     la = _loadavg()
     report.add(case, "dxpp.torch backward", ours, loadavg=la)
     report.add(case, "full-KKT LU (torch)", full, loadavg=la)
     ratio = ours.median / full.median
-    print(f"{case}: dxpp backward {ours.median * 1e3:7.1f} ms (min {ours.min * 1e3:.1f}), "
-          f"full-KKT LU {full.median * 1e3:7.1f} ms -> ratio {ratio:.3f}   loadavg {la}",
-          flush=True)
+    print(
+        f"{case}: dxpp backward {ours.median * 1e3:7.1f} ms (min {ours.min * 1e3:.1f}), "
+        f"full-KKT LU {full.median * 1e3:7.1f} ms -> ratio {ratio:.3f}   loadavg {la}",
+        flush=True,
+    )
     return ratio
 
 
@@ -63,15 +66,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=800)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch.set_num_threads for this run (default: torch's own setting)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads for this run (default: torch's own setting)",
+    )
     ap.add_argument("--out", default="reports/bench/dxpp_acceptance_n800.json")
     a = ap.parse_args()
     if a.threads is not None:
         torch.set_num_threads(a.threads)
     report = BenchReport("dxpp-acceptance-n800")
-    print(f"torch {torch.__version__}, torch threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, cores {os.cpu_count()}")
+    print(
+        f"torch {torch.__version__}, torch threads {torch.get_num_threads()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, cores {os.cpu_count()}"
+    )
     ratios: dict[str, list[float]] = {"as is": [], "one busy process": []}
     for seed in a.seeds:
         ratios["as is"].append(measure(a.n, seed, report, "as is"))
@@ -85,8 +94,9 @@ def main() -> None:
         busy.wait()
     for cond, rs in ratios.items():
         worst = max(rs)
-        print(f"{cond}: worst ratio {worst:.3f} -> {'met' if worst <= 0.25 else 'NOT met'} "
-              f"(bar 0.25)")
+        print(
+            f"{cond}: worst ratio {worst:.3f} -> {'met' if worst <= 0.25 else 'NOT met'} (bar 0.25)"
+        )
     report.write(a.out)
 
 

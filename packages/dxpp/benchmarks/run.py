@@ -28,22 +28,36 @@ def _print(title: str, rows: dict[str, list[Row]]) -> list[dict]:
     base = next(k for k in rows if k.startswith("dxpp penalty (auto"))
     b0 = np.median([r.backward for r in rows[base]])
     t0 = np.median([r.total for r in rows[base]])
-    print(f"{'method':40s} {'fwd s':>9s} {'bwd s':>9s} {'total s':>9s} {'grad err':>9s} "
-          f"{'bwd/dxpp':>9s} {'tot/dxpp':>9s}")
+    print(
+        f"{'method':40s} {'fwd s':>9s} {'bwd s':>9s} {'total s':>9s} {'grad err':>9s} "
+        f"{'bwd/dxpp':>9s} {'tot/dxpp':>9s}"
+    )
     out = []
     for name, rs in rows.items():
         if not np.isfinite(rs[0].backward):
             print(f"{name:40s} {rs[0].note}")
             out.append({"method": name, "note": rs[0].note})
             continue
-        f, b, t = (float(np.median([getattr(r, a) for r in rs]))
-                   for a in ("forward", "backward", "total"))
+        f, b, t = (
+            float(np.median([getattr(r, a) for r in rs])) for a in ("forward", "backward", "total")
+        )
         e = float(np.max([r.error for r in rs]))
-        print(f"{name:40s} {f:9.4f} {b:9.4f} {t:9.4f} {e:9.1e} {b / b0:9.2f} {t / t0:9.2f}"
-              + (f"  {rs[0].note}" if rs[0].note else ""))
-        out.append({"method": name, "forward_s": f, "backward_s": b, "total_s": t,
-                    "grad_rel_error_max": e, "backward_ratio_to_dxpp": b / b0,
-                    "total_ratio_to_dxpp": t / t0, "note": rs[0].note})
+        print(
+            f"{name:40s} {f:9.4f} {b:9.4f} {t:9.4f} {e:9.1e} {b / b0:9.2f} {t / t0:9.2f}"
+            + (f"  {rs[0].note}" if rs[0].note else "")
+        )
+        out.append(
+            {
+                "method": name,
+                "forward_s": f,
+                "backward_s": b,
+                "total_s": t,
+                "grad_rel_error_max": e,
+                "backward_ratio_to_dxpp": b / b0,
+                "total_ratio_to_dxpp": t / t0,
+                "note": rs[0].note,
+            }
+        )
     return out
 
 
@@ -51,11 +65,14 @@ def _collect(runs: list[dict[str, Row]]) -> dict[str, list[Row]]:
     keys: dict[str, list[Row]] = {}
     for r in runs:
         for k, v in r.items():
-            keys.setdefault(k.split(" (auto")[0] + (" (auto)" if "(auto" in k else ""),
-                            []).append(v)
+            keys.setdefault(k.split(" (auto")[0] + (" (auto)" if "(auto" in k else ""), []).append(
+                v
+            )
     # restore the "dxpp penalty (auto" prefix expected by _print
-    return {("dxpp penalty (auto)" if k.startswith("dxpp penalty (auto") else k): v
-            for k, v in keys.items()}
+    return {
+        ("dxpp penalty (auto)" if k.startswith("dxpp penalty (auto") else k): v
+        for k, v in keys.items()
+    }
 
 
 def main() -> None:
@@ -79,28 +96,40 @@ def main() -> None:
             profile = {"n": n, **prof}
         if not quick:
             runs = [dense_case(2000, 0, peers=())]
-            report["cases"]["dense_2000"] = _print("random dense QP n=2000 (seed 0; peers "
-                                                   "skipped)", _collect(runs))
+            report["cases"]["dense_2000"] = _print(
+                "random dense QP n=2000 (seed 0; peers skipped)", _collect(runs)
+            )
         print(f"\nprofile of dxpp's backward at n={profile['n']} (seconds):")
-        print("  " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                               for k, v in profile.items() if k != "n"))
+        print(
+            "  "
+            + ", ".join(
+                f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in profile.items()
+                if k != "n"
+            )
+        )
         report["backward_profile"] = profile
         rng = np.random.default_rng(0)
-        sparse_cases = {f"sparse banded n={n}": dxpp.random_sparse_qp(n, seed=0)
-                        for n in ([5000] if quick else [5000, 20000])}
+        sparse_cases = {
+            f"sparse banded n={n}": dxpp.random_sparse_qp(n, seed=0)
+            for n in ([5000] if quick else [5000, 20000])
+        }
         nc = 5000 if quick else 20000
         sparse_cases[f"chain projection n={nc}"] = dxpp.chain_projection_qp(
-            np.cumsum(rng.normal(size=nc)) * 0.05)
+            np.cumsum(rng.normal(size=nc)) * 0.05
+        )
         T, k = (20, 50) if quick else (50, 100)
         F = rng.normal(size=(k, 3))
         cov = F @ F.T * 1e-3 + np.eye(k) * 1e-3
         sparse_cases[f"multi-period portfolio n={T * k}"] = dxpp.multiperiod_portfolio_qp(
-            rng.normal(size=(T, k)) * 0.05, cov)
+            rng.normal(size=(T, k)) * 0.05, cov
+        )
         for name, qp in sparse_cases.items():
             report["cases"][name] = _print(name, _collect([sparse_case(qp)]))
-        for n in ([10_000, 100_000] if quick else [1000, 10_000, 100_000]):
+        for n in [10_000, 100_000] if quick else [1000, 10_000, 100_000]:
             report["cases"][f"simplex_{n}"] = _print(
-                f"simplex projection n={n} (error vs closed form)", _collect([simplex_case(n)]))
+                f"simplex projection n={n} (error vs closed form)", _collect([simplex_case(n)])
+            )
     report["seconds"] = time.perf_counter() - start
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

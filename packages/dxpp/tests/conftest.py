@@ -37,8 +37,9 @@ def fd_directional() -> Callable[..., float]:
     gives ~1e-9 accurate differences.
     """
 
-    def fd(qp: dxpp.QP, g: np.ndarray, name: str, direction: np.ndarray,
-           step: float = 1e-6) -> float:
+    def fd(
+        qp: dxpp.QP, g: np.ndarray, name: str, direction: np.ndarray, step: float = 1e-6
+    ) -> float:
         vals = []
         for sgn in (1.0, -1.0):
             args = dict(qp._asdict())

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import dxpp
 
 
@@ -30,13 +32,13 @@ def test_all_is_exact():
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 
 def test_import_does_not_pull_torch_or_jax():
-    out = _run("import sys, dxpp; dxpp.solve_qp\n"
-               "print('torch' in sys.modules, 'jax' in sys.modules)")
+    out = _run(
+        "import sys, dxpp; dxpp.solve_qp\nprint('torch' in sys.modules, 'jax' in sys.modules)"
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False False"
 
@@ -65,5 +67,48 @@ def test_torch_and_jax_submodules_export():
     from dxpp import jax as djax
     from dxpp import torch as dtorch
 
-    assert dtorch.__all__ == ["QPLayer"]
-    assert djax.__all__ == ["qp_solve"]
+    assert dtorch.__all__ == djax.__all__ == ["QPFunction", "QPLayer", "qp_solve"]
+    for name in dtorch.__all__:
+        assert hasattr(dtorch, name) and hasattr(djax, name)
+
+
+def test_version_comes_from_the_installed_metadata():
+    import importlib.metadata
+
+    assert dxpp.__version__ == importlib.metadata.version("dxpp")
+
+
+def test_no_import_cycle_between_forward_and_backward():
+    import ast
+    import pathlib
+
+    src = pathlib.Path(dxpp.__file__).parent
+
+    def imports(name):
+        tree = ast.parse((src / f"{name}.py").read_text())
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+
+    assert "_backward" not in imports("_solve") and "_solve" not in imports("_backward")
+
+
+def _doctest_modules():
+    import pkgutil
+
+    names = ["dxpp"] + [
+        f"dxpp.{m.name}" for m in pkgutil.iter_modules(dxpp.__path__) if m.name not in ("__main__",)
+    ]
+    return names
+
+
+@pytest.mark.parametrize("name", _doctest_modules())
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    if name in ("dxpp.torch", "dxpp._torch_backward"):
+        pytest.importorskip("torch")
+    if name in ("dxpp.jax", "dxpp._jax_backward"):
+        pytest.importorskip("jax")
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

@@ -86,3 +86,101 @@ def test_bad_vjp_arguments():
         dxpp.qp_vjp(Q2, q2, None, None, None, None, sol, np.ones(3))
     with pytest.raises(ValueError, match="refine must be an integer"):
         dxpp.qp_vjp(Q2, q2, None, None, None, None, sol, np.ones(2), refine=-1)
+
+
+# ------------------------------------------------------------------ issue 24, item 4
+def _eq_qp(module):
+    """min ½xᵀ(4I)x + (1, −1)ᵀx s.t. x₁ + x₂ = 1 has x* = (0.25, 0.75) (integer data)."""
+    return (
+        module.asarray([[4, 0], [0, 4]]),
+        module.asarray([1, -1]),
+        None,
+        None,
+        module.asarray([[1, 1]]),
+        module.asarray([1]),
+    )
+
+
+def test_integer_input_is_promoted_to_float64():
+    sol = dxpp.solve_qp(*_eq_qp(np))
+    assert sol.x.dtype == np.float64
+    np.testing.assert_allclose(sol.x, [0.25, 0.75], atol=1e-7)
+    torch = pytest.importorskip("torch")
+    from dxpp.torch import QPLayer
+
+    x = QPLayer()(*_eq_qp(torch))
+    assert x.dtype == torch.float64
+    np.testing.assert_allclose(x.numpy(), [0.25, 0.75], atol=1e-7)
+
+
+def test_complex_input_is_refused():
+    with pytest.raises(TypeError, match="q must be real-valued"):
+        dxpp.solve_qp(Q2, np.array([1.0 + 1j, 0.0]))
+    torch = pytest.importorskip("torch")
+    from dxpp.torch import QPLayer
+
+    with pytest.raises(TypeError, match="Q must be real-valued"):
+        QPLayer()(torch.eye(2, dtype=torch.complex128), torch.zeros(2, dtype=torch.float64))
+
+
+def test_complex_input_is_refused_under_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    from dxpp.jax import qp_solve
+
+    with pytest.raises(TypeError, match="q must be real-valued"):
+        qp_solve(jnp.eye(2), jnp.array([1.0 + 1j, 0.0]))
+
+
+def test_empty_batch_gives_empty_results():
+    qp = dxpp.random_dense_qp(4, 0)
+    qs = np.zeros((0, 4))
+    sol = dxpp.solve_qp(qp.Q, qs, qp.G, qp.h, qp.A, qp.b)
+    assert sol.x.shape == (0, 4) and sol.nu.shape == (0, 4) and sol.mu.shape == (0, 2)
+    grads = dxpp.qp_vjp(qp.Q, qs, qp.G, qp.h, qp.A, qp.b, sol, np.zeros((0, 4)))
+    assert grads.q.shape == (0, 4) and grads.Q.shape == (4, 4) and not grads.Q.any()
+    torch = pytest.importorskip("torch")
+    from dxpp.torch import QPLayer
+
+    args = [torch.tensor(a, requires_grad=True) for a in (qp.Q, qs, *qp[2:])]
+    x = QPLayer()(*args)
+    assert x.shape == (0, 4)
+    x.sum().backward()
+    assert args[0].grad.shape == (4, 4) and not args[0].grad.any()
+
+
+def test_check_psd_false_warns_on_a_non_psd_q():
+    Q = np.array([[1.0, 0.0], [0.0, -1.0]])
+    G, h = np.vstack([np.eye(2), -np.eye(2)]), np.ones(4)
+    with pytest.warns(RuntimeWarning, match="not positive semi-definite"):
+        try:
+            dxpp.solve_qp(Q, q2, G, h, check_psd=False)
+        except dxpp.QPError:
+            pass
+    torch = pytest.importorskip("torch")
+    from dxpp.torch import QPLayer
+
+    with pytest.warns(RuntimeWarning, match="not positive semi-definite"):
+        try:
+            QPLayer(check_psd=False)(*(torch.tensor(a) for a in (Q, q2, G, h)))
+        except dxpp.QPError:
+            pass
+
+
+def test_jax_errors_outside_and_inside_jit():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    from dxpp.jax import qp_solve
+
+    G = jnp.array([[1.0, 0.0], [-1.0, 0.0]])
+    h = jnp.array([-1.0, -1.0])  # infeasible
+    with pytest.raises(dxpp.QPError, match="status"):
+        qp_solve(jnp.eye(2), jnp.zeros(2), G, h)
+    with pytest.raises(dxpp.QPError):  # also under eager jax.grad: solved before any callback
+        jax.grad(lambda q: qp_solve(jnp.eye(2), q, G, h).sum())(jnp.zeros(2))
+    with pytest.raises(ValueError, match="q must be finite"):
+        qp_solve(jnp.eye(2), jnp.array([jnp.nan, 0.0]))
+    # inside jit the solve is a host callback: JAX re-raises its error as JaxRuntimeError
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"QPError|found no solution"):
+        jax.jit(lambda q: qp_solve(jnp.eye(2), q, G, h))(jnp.zeros(2)).block_until_ready()
+    with pytest.raises(jax.errors.JaxRuntimeError, match="q must be finite"):
+        jax.jit(lambda q: qp_solve(jnp.eye(2), q))(jnp.array([jnp.nan, 0.0])).block_until_ready()

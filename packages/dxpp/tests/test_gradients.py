@@ -29,8 +29,7 @@ def test_penalty_matches_exact_kkt(n, seed, small_qp, rel):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_pure_penalty_without_refinement_is_within_1e4(seed, small_qp, rel):
     """refine=0 is the paper's adjoint exactly: its O(1/ω) bias is still below 1e-4."""
-    ours, ref, _ = _grads_vs_reference(small_qp(60, seed), np.random.default_rng(seed),
-                                       refine=0)
+    ours, ref, _ = _grads_vs_reference(small_qp(60, seed), np.random.default_rng(seed), refine=0)
     errs = [rel(a, b) for a, b in zip(ours, ref)]
     assert max(errs) <= 1e-4
     assert max(errs) > 1e-12  # a real penalty approximation, not the exact solve
@@ -164,9 +163,19 @@ def test_shared_matrix_gradient_is_summed_over_batch(small_qp):
     g = np.ones((2, 20))
     grads = dxpp.qp_vjp(qp.Q, qs, qp.G, qp.h, qp.A, qp.b, sol, g)
     assert grads.Q.shape == (20, 20) and grads.h.shape == (20,)
-    parts = [dxpp.qp_vjp(qp.Q, qs[k], qp.G, qp.h, qp.A, qp.b,
-                         dxpp.solve_qp(qp.Q, qs[k], qp.G, qp.h, qp.A, qp.b), g[k])
-             for k in range(2)]
+    parts = [
+        dxpp.qp_vjp(
+            qp.Q,
+            qs[k],
+            qp.G,
+            qp.h,
+            qp.A,
+            qp.b,
+            dxpp.solve_qp(qp.Q, qs[k], qp.G, qp.h, qp.A, qp.b),
+            g[k],
+        )
+        for k in range(2)
+    ]
     np.testing.assert_allclose(grads.Q, parts[0].Q + parts[1].Q, atol=1e-9)
     np.testing.assert_allclose(grads.h, parts[0].h + parts[1].h, atol=1e-9)
 

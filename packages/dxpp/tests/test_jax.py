@@ -62,8 +62,7 @@ def test_without_constraints_and_equalities_only():
     with jax.enable_x64(True):
         Q = jnp.eye(3) * 2.0
         q = jnp.array([1.0, -1.0, 0.5])
-        np.testing.assert_allclose(np.asarray(djax.qp_solve(Q, q)), -np.asarray(q) / 2,
-                                   atol=1e-7)
+        np.testing.assert_allclose(np.asarray(djax.qp_solve(Q, q)), -np.asarray(q) / 2, atol=1e-7)
         A, b = jnp.ones((1, 3)), jnp.ones(1)
         g = jax.grad(lambda bb: djax.qp_solve(Q, q, A=A, b=bb)[0])(b)
         np.testing.assert_allclose(np.asarray(g), [1 / 3], atol=1e-6)

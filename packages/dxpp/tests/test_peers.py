@@ -48,9 +48,16 @@ def test_matches_cvxpylayers(rel):
     g = torch.tensor(np.random.default_rng(0).normal(size=N))
     theirs = [torch.tensor(a, requires_grad=True) for a in (Lv, *qp[1:])]
     # diffcp's default derivative ("lsqr") is 8-30% off here; "dense" is its exact mode
-    xc, = layer(*theirs, solver_args={"solve_method": "Clarabel", "mode": "dense",
-                                      "tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12,
-                                      "tol_feas": 1e-12})
+    (xc,) = layer(
+        *theirs,
+        solver_args={
+            "solve_method": "Clarabel",
+            "mode": "dense",
+            "tol_gap_abs": 1e-12,
+            "tol_gap_rel": 1e-12,
+            "tol_feas": 1e-12,
+        },
+    )
     (xc @ g).backward()
     ours = [torch.tensor(a, requires_grad=True) for a in (Lv, *qp[1:])]
     xd = QPLayer()(ours[0].T @ ours[0], *ours[1:])
@@ -65,8 +72,9 @@ def test_matches_dqp(rel):
     qp = dxpp.random_dense_qp(N, 2)
     g = np.random.default_rng(2).normal(size=N)
     _, ours = _ours(qp, g)
-    layer = dQP.dQP_layer(settings=dQP.build_settings(qp_solver="piqp", lin_solver="scipy LU",
-                                                      eps_abs=1e-10))
+    layer = dQP.dQP_layer(
+        settings=dQP.build_settings(qp_solver="piqp", lin_solver="scipy LU", eps_abs=1e-10)
+    )
     args = [torch.tensor(a, requires_grad=True) for a in qp]
     x = layer(*args)[0].reshape(-1)
     (x @ torch.tensor(g)).backward()

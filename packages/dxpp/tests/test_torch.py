@@ -58,6 +58,7 @@ def test_float32_in_float32_out():
 
 def test_sparse_tensor_input(rel):
     qp = dxpp.random_sparse_qp(120, seed=3)
+
     def to_torch_sparse(M):
         coo = M.tocoo()
         idx = torch.tensor(np.vstack([coo.row, coo.col]), dtype=torch.int64)
@@ -68,8 +69,9 @@ def test_sparse_tensor_input(rel):
     x = QPLayer()(Qs, q, Gs, torch.tensor(qp.h), to_torch_sparse(qp.A), torch.tensor(qp.b))
     x.sum().backward()
     assert Qs.grad.is_sparse
-    dense = [torch.tensor(M.toarray() if hasattr(M, "toarray") else M, requires_grad=True)
-             for M in qp]
+    dense = [
+        torch.tensor(M.toarray() if hasattr(M, "toarray") else M, requires_grad=True) for M in qp
+    ]
     xd = QPLayer()(*dense)
     xd.sum().backward()
     assert rel(x.detach().numpy(), xd.detach().numpy()) <= 1e-6

@@ -3,15 +3,18 @@
 ``solve_qp`` solves ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` with any ``qpsolvers`` backend;
 ``qp_vjp`` differentiates the solution by dXPP's penalty adjoint (one n×n SPD solve) or the
 exact reduced KKT system; ``dxpp.torch.QPLayer`` and ``dxpp.jax.qp_solve`` wrap both for
-autograd (import them explicitly: they need the ``torch``/``jax`` extras).
+autograd, with the qpth drop-in ``dxpp.torch.QPFunction`` (import them explicitly: they need
+the ``torch``/``jax`` extras); ``dxpp.baselines`` holds the exact KKT adjoints (numpy, torch,
+sparse LDLᵀ) the benchmarks compare against.
 
 References:
     Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box Quadratic
     Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154.
 """
 
+import importlib.metadata
+
 from ._api import qp_vjp as qp_vjp
-from ._types import QPGrad as QPGrad
 from ._backward import penalty_weights as penalty_weights
 from ._problems import QP as QP
 from ._problems import chain_projection_qp as chain_projection_qp
@@ -22,9 +25,10 @@ from ._problems import random_sparse_qp as random_sparse_qp
 from ._problems import simplex_projection_qp as simplex_projection_qp
 from ._problems import simplex_projection_vjp as simplex_projection_vjp
 from ._reference import kkt_vjp as kkt_vjp
-from ._types import QPSolution as QPSolution
 from ._solve import auto_solver as auto_solver
 from ._solve import solve_qp as solve_qp
+from ._types import QPGrad as QPGrad
+from ._types import QPSolution as QPSolution
 from ._validate import QPError as QPError
 
 __all__ = [
@@ -45,4 +49,4 @@ __all__ = [
     "simplex_projection_vjp",
     "solve_qp",
 ]
-__version__ = "0.1.0"
+__version__ = importlib.metadata.version("dxpp")

@@ -23,13 +23,20 @@ __all__ = ["LayerOptions", "qp_vjp", "rebatch", "to_input_shapes"]
 
 def rebatch(sol: QPSolution, data: QPData) -> QPSolution:
     """A public (possibly unbatched, float32) solution → float64 with a batch axis."""
+
     def up(a: NDArray, vec: bool = True) -> NDArray:
         a = np.asarray(a)
         a = a.astype(np.float64) if a.dtype.kind == "f" else a
         return a if data.batched else a[None]
 
-    return QPSolution(up(sol.x), up(sol.nu), up(sol.mu), up(sol.active).astype(bool),
-                      up(sol.weakly_active).astype(bool), sol.solver)
+    return QPSolution(
+        up(sol.x),
+        up(sol.nu),
+        up(sol.mu),
+        up(sol.active).astype(bool),
+        up(sol.weakly_active).astype(bool),
+        sol.solver,
+    )
 
 
 def _vec_like(g: NDArray | None, shape: tuple[int, ...] | None) -> NDArray | None:
@@ -42,17 +49,24 @@ def _vec_like(g: NDArray | None, shape: tuple[int, ...] | None) -> NDArray | Non
     return g
 
 
-def to_input_shapes(grad: QPGrad, shapes: dict[str, tuple[int, ...] | None],
-                    dtype: np.dtype) -> QPGrad:
+def to_input_shapes(
+    grad: QPGrad, shapes: dict[str, tuple[int, ...] | None], dtype: np.dtype
+) -> QPGrad:
     """Sum vector gradients over the batch where the input was unbatched; cast to ``dtype``."""
+
     def cast(a: Any) -> Any:
         if a is None:
             return None
         return a.astype(dtype) if sp.issparse(a) else np.asarray(a, dtype=dtype)
 
-    return QPGrad(cast(grad.Q), cast(_vec_like(grad.q, shapes["q"])), cast(grad.G),
-                  cast(_vec_like(grad.h, shapes["h"])), cast(grad.A),
-                  cast(_vec_like(grad.b, shapes["b"])))
+    return QPGrad(
+        cast(grad.Q),
+        cast(_vec_like(grad.q, shapes["q"])),
+        cast(grad.G),
+        cast(_vec_like(grad.h, shapes["h"])),
+        cast(grad.A),
+        cast(_vec_like(grad.b, shapes["b"])),
+    )
 
 
 def _shape(v: Any) -> tuple[int, ...] | None:
@@ -60,8 +74,19 @@ def _shape(v: Any) -> tuple[int, ...] | None:
 
 
 def qp_vjp(
-    Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, solution: QPSolution, grad_x: Any, *,
-    mode: str = "penalty", beta: float = 1e-4, c: float = 10.0, refine: int = 10,
+    Q: Any,
+    q: Any,
+    G: Any,
+    h: Any,
+    A: Any,
+    b: Any,
+    solution: QPSolution,
+    grad_x: Any,
+    *,
+    mode: str = "penalty",
+    beta: float = 1e-4,
+    c: float = 10.0,
+    refine: int = 10,
     profile: dict[str, Any] | None = None,
 ) -> QPGrad:
     """Gradients of a loss w.r.t. ``(Q, q, G, h, A, b)`` given ``∂L/∂x*`` (numpy/scipy).
@@ -88,12 +113,13 @@ def qp_vjp(
         Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box
         Quadratic Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154.
     """
-    data = canonicalize(Q, q, G, h, A, b, check_psd=False)
+    data = canonicalize(Q, q, G, h, A, b, check_psd=False, warn_psd=False)
     sol = rebatch(solution, data)
     g = np.asarray(grad_x, dtype=np.float64)
     if g.shape != np.shape(solution.x):
-        raise ValueError(f"grad_x must have the shape of solution.x {np.shape(solution.x)}, "
-                         f"got {g.shape}")
+        raise ValueError(
+            f"grad_x must have the shape of solution.x {np.shape(solution.x)}, got {g.shape}"
+        )
     g = g if data.batched else g[None]
     grad = vjp_data(data, sol, g, mode=mode, beta=beta, c=c, refine=refine, profile=profile)
     shapes = {"q": _shape(q), "h": _shape(h), "b": _shape(b)}
@@ -126,10 +152,19 @@ class LayerOptions:
     solver_kwargs: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
-    def check(cls, *, solver: str = "auto", mode: str = "penalty", beta: float = 1e-4,
-              c: float = 10.0, refine: int = 10, tol: float | None = None,
-              active_tol: float = 1e-7, check_psd: bool = True,
-              solver_kwargs: dict[str, Any] | None = None) -> LayerOptions:
+    def check(
+        cls,
+        *,
+        solver: str = "auto",
+        mode: str = "penalty",
+        beta: float = 1e-4,
+        c: float = 10.0,
+        refine: int = 10,
+        tol: float | None = None,
+        active_tol: float = 1e-7,
+        check_psd: bool = True,
+        solver_kwargs: dict[str, Any] | None = None,
+    ) -> LayerOptions:
         """Validate every option (the error names the option) and build the record."""
         if not isinstance(solver, str):
             raise TypeError(f"solver must be a string, got {type(solver).__name__}")
@@ -139,19 +174,31 @@ class LayerOptions:
         if solver_kwargs is not None and not isinstance(solver_kwargs, dict):
             raise TypeError(f"solver_kwargs must be a dict, got {type(solver_kwargs).__name__}")
         beta = check_positive(beta, "beta")
-        return cls(solver=solver, mode=mode, beta=beta, c=check_positive(c, "c"),
-                   refine=check_positive_int(refine, "refine", minimum=0),
-                   tol=None if tol is None else resolve_tolerance(tol, beta),
-                   active_tol=check_positive(active_tol, "active_tol"),
-                   check_psd=bool(check_psd),
-                   solver_kwargs=tuple(sorted((solver_kwargs or {}).items())))
+        return cls(
+            solver=solver,
+            mode=mode,
+            beta=beta,
+            c=check_positive(c, "c"),
+            refine=check_positive_int(refine, "refine", minimum=0),
+            tol=None if tol is None else resolve_tolerance(tol, beta),
+            active_tol=check_positive(active_tol, "active_tol"),
+            check_psd=bool(check_psd),
+            solver_kwargs=tuple(sorted((solver_kwargs or {}).items())),
+        )
 
     def solve(self, data: QPData, *, check: bool = True) -> QPSolution:
         """The forward solve of a canonical batch with these options."""
-        return solve_data(data, solver=self.solver, tol=self.tol, beta=self.beta,
-                          active_tol=self.active_tol, solver_kwargs=dict(self.solver_kwargs))
+        return solve_data(
+            data,
+            solver=self.solver,
+            tol=self.tol,
+            beta=self.beta,
+            active_tol=self.active_tol,
+            solver_kwargs=dict(self.solver_kwargs),
+        )
 
     def vjp(self, data: QPData, sol: QPSolution, grad_x: NDArray) -> QPGrad:
         """The numpy/scipy backward (sparse input) with these options."""
-        return vjp_data(data, sol, grad_x, mode=self.mode, beta=self.beta, c=self.c,
-                        refine=self.refine)
+        return vjp_data(
+            data, sol, grad_x, mode=self.mode, beta=self.beta, c=self.c, refine=self.refine
+        )

@@ -75,8 +75,9 @@ def _logistic_bump(z: NDArray[np.float64]) -> NDArray[np.float64]:
     return 4.0 * s * (1.0 - s)
 
 
-def penalty_weights(C: Any, d: NDArray, x: NDArray, q_norm: float, beta: float,
-                    c: float) -> NDArray[np.float64]:
+def penalty_weights(
+    C: Any, d: NDArray, x: NDArray, q_norm: float, beta: float, c: float
+) -> NDArray[np.float64]:
     """Scale-aware penalty weights ``w_i`` of the active rows ``C`` (see module docstring)."""
     r2 = _row_sq_norms(C)
     r2 = np.where(r2 > 0, r2, 1.0)
@@ -100,8 +101,10 @@ def _dense_factor(H: NDArray, ridge: float) -> _Factor:
         try:
             Hd = H + delta * np.eye(n) if delta else H
             cf = sla.cho_factor(Hd, lower=True, check_finite=False, overwrite_a=Hd is not H)
-            return _Factor(lambda r, cf=cf: sla.cho_solve(cf, r, check_finite=False),
-                           "cholesky" if delta == 0 else "cholesky+ridge")
+            return _Factor(
+                lambda r, cf=cf: sla.cho_solve(cf, r, check_finite=False),
+                "cholesky" if delta == 0 else "cholesky+ridge",
+            )
         except np.linalg.LinAlgError:
             continue
     lu = sla.lu_factor(H, check_finite=False)
@@ -117,8 +120,9 @@ def _sparse_factor(H: Any) -> _Factor:
         f = qdldl.Solver(sp.triu(H, format="csc"), upper=True)
         return _Factor(f.solve, "qdldl")
     except ImportError:  # pragma: no cover - qdldl is a declared dependency
-        lu = spla.splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                       options={"SymmetricMode": True})
+        lu = spla.splu(
+            H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+        )
         return _Factor(lu.solve, "superlu")
 
 
@@ -152,8 +156,9 @@ def _factorize(Q: Any, C: Any, w: NDArray, sparse: bool, ridge: float) -> tuple[
     return solve, fac.kind + "+woodbury"
 
 
-def _refine(Q: Any, C: Any, w: NDArray, g: NDArray, solve: Any,
-            refine: int) -> tuple[NDArray, NDArray, int, bool]:
+def _refine(
+    Q: Any, C: Any, w: NDArray, g: NDArray, solve: Any, refine: int
+) -> tuple[NDArray, NDArray, int, bool]:
     """Penalty solve, then method-of-multipliers steps on ``min ½vᵀQv − gᵀv s.t. Cv = 0`` in
     residual form (the same factorisation also corrects its own round-off):
     ``H Δv = r − Cᵀ W s`` with ``r = g − Qv − Cᵀt``, ``s = Cv``; ``t ← t + W C v``."""
@@ -182,13 +187,22 @@ def _kkt_residual(Q: Any, C: Any, g: NDArray, v: NDArray, t: NDArray, q_norm: fl
     c_norm = np.sqrt(_row_sq_norms(C).max(initial=0.0))
     nv, nt = np.linalg.norm(v), np.linalg.norm(t)
     stat = np.linalg.norm(g - Q @ v - C.T @ t) / max(
-        np.linalg.norm(g) + q_norm * nv + c_norm * nt, 1e-300)
+        np.linalg.norm(g) + q_norm * nv + c_norm * nt, 1e-300
+    )
     feas = np.linalg.norm(C @ v) / max(c_norm * nv, 1e-300)
     return float(max(stat, feas))
 
 
-def _penalty_adjoint(Q: Any, C: Any, w: NDArray, g: NDArray, sparse: bool,
-                     q_norm: float, refine: int, prof: dict[str, Any]) -> tuple[NDArray, NDArray]:
+def _penalty_adjoint(
+    Q: Any,
+    C: Any,
+    w: NDArray,
+    g: NDArray,
+    sparse: bool,
+    q_norm: float,
+    refine: int,
+    prof: dict[str, Any],
+) -> tuple[NDArray, NDArray]:
     """Solve ``(Q + Cᵀ W C) v = g``, ``t = w ⊙ Cv``, then at most ``refine`` multiplier steps.
 
     With refinement on, if the reduced-KKT backward error is still above 1e-6 (rows close to
@@ -222,8 +236,9 @@ def _penalty_adjoint(Q: Any, C: Any, w: NDArray, g: NDArray, sparse: bool,
     return best[1], best[2]
 
 
-def _exact_adjoint(Q: Any, C: Any, g: NDArray, sparse: bool,
-                   prof: dict[str, float]) -> tuple[NDArray, NDArray]:
+def _exact_adjoint(
+    Q: Any, C: Any, g: NDArray, sparse: bool, prof: dict[str, float]
+) -> tuple[NDArray, NDArray]:
     """Solve the reduced KKT system ``[Q Cᵀ; C 0][v; t] = [g; 0]`` (LU / sparse LU)."""
     t0 = time.perf_counter()
     n, k = Q.shape[0], C.shape[0]
@@ -259,8 +274,9 @@ def _sym_outer_on(M: Any, u: NDArray, x: NDArray) -> Any:
     return -0.5 * (np.outer(u, x) + np.outer(x, u))
 
 
-def _row_grad(M: Any, rows: NDArray[np.intp], lam: NDArray, t: NDArray, v: NDArray,
-              x: NDArray) -> Any:
+def _row_grad(
+    M: Any, rows: NDArray[np.intp], lam: NDArray, t: NDArray, v: NDArray, x: NDArray
+) -> Any:
     """``∂M`` with rows ``rows`` equal to ``-(λ vᵀ + t xᵀ)``, zero elsewhere (for sparse ``M``:
     on its sparsity pattern, explicit zeros on the other rows)."""
     lam_full = np.zeros(M.shape[0])
@@ -276,9 +292,24 @@ def _row_grad(M: Any, rows: NDArray[np.intp], lam: NDArray, t: NDArray, v: NDArr
     return out
 
 
-def _vjp_one(Q: Any, G: Any, h: NDArray, A: Any, b: NDArray, x: NDArray, nu: NDArray,
-             mu: NDArray, active: NDArray, g: NDArray, mode: str, beta: float, c: float,
-             refine: int, sparse: bool, prof: dict[str, Any]) -> tuple:
+def _vjp_one(
+    Q: Any,
+    G: Any,
+    h: NDArray,
+    A: Any,
+    b: NDArray,
+    x: NDArray,
+    nu: NDArray,
+    mu: NDArray,
+    active: NDArray,
+    g: NDArray,
+    mode: str,
+    beta: float,
+    c: float,
+    refine: int,
+    sparse: bool,
+    prof: dict[str, Any],
+) -> tuple:
     J = np.flatnonzero(active)
     C = sp.vstack([G[J], A], format="csr") if sparse else np.vstack([G[J], A])
     d = np.concatenate([h[J], b])
@@ -316,9 +347,17 @@ def _accumulate(M: Any, grads: list[Any]) -> Any:
     return np.stack(grads)
 
 
-def vjp_data(data: QPData, sol: QPSolution, grad_x: NDArray, *, mode: str = "penalty",
-             beta: float = 1e-4, c: float = 10.0, refine: int = 10,
-             profile: dict[str, Any] | None = None) -> QPGrad:
+def vjp_data(
+    data: QPData,
+    sol: QPSolution,
+    grad_x: NDArray,
+    *,
+    mode: str = "penalty",
+    beta: float = 1e-4,
+    c: float = 10.0,
+    refine: int = 10,
+    profile: dict[str, Any] | None = None,
+) -> QPGrad:
     """Vector–Jacobian product of the canonical batch (float64, batch axis on vectors).
 
     Args:
@@ -344,23 +383,47 @@ def vjp_data(data: QPData, sol: QPSolution, grad_x: NDArray, *, mode: str = "pen
     per = []
     for k in range(data.batch):
         Q, _, G, h, A, b = data.item(k)
-        per.append(_vjp_one(Q, G, h, A, b, sol.x[k], sol.nu[k], sol.mu[k], sol.active[k],
-                            np.asarray(grad_x[k], dtype=np.float64), mode, beta, c,
-                            refine, data.sparse, prof))
+        per.append(
+            _vjp_one(
+                Q,
+                G,
+                h,
+                A,
+                b,
+                sol.x[k],
+                sol.nu[k],
+                sol.mu[k],
+                sol.active[k],
+                np.asarray(grad_x[k], dtype=np.float64),
+                mode,
+                beta,
+                c,
+                refine,
+                data.sparse,
+                prof,
+            )
+        )
     if not per:  # empty batch
+
         def zeros(M: Any, size: int) -> Any:
             if M.ndim == 3 and M.shape[0] != 1 and not sp.issparse(M):
                 return np.zeros((0, *M.shape[1:]))
             return sp.csc_matrix(M.shape) if sp.issparse(M) else np.zeros(M.shape)
 
-        return QPGrad(zeros(data.Q, data.n), np.zeros((0, data.n)),
-                      zeros(data.G, data.m) if data.has_G else None,
-                      np.zeros((0, data.m)) if data.has_G else None,
-                      zeros(data.A, data.p) if data.has_A else None,
-                      np.zeros((0, data.p)) if data.has_A else None)
+        return QPGrad(
+            zeros(data.Q, data.n),
+            np.zeros((0, data.n)),
+            zeros(data.G, data.m) if data.has_G else None,
+            np.zeros((0, data.m)) if data.has_G else None,
+            zeros(data.A, data.p) if data.has_A else None,
+            np.zeros((0, data.p)) if data.has_A else None,
+        )
     gQ, gq, gG, gh, gA, gb = (list(z) for z in zip(*per))
-    return QPGrad(_accumulate(data.Q, gQ), np.stack(gq),
-                  _accumulate(data.G, gG) if data.has_G else None,
-                  np.stack(gh) if data.has_G else None,
-                  _accumulate(data.A, gA) if data.has_A else None,
-                  np.stack(gb) if data.has_A else None)
+    return QPGrad(
+        _accumulate(data.Q, gQ),
+        np.stack(gq),
+        _accumulate(data.G, gG) if data.has_G else None,
+        np.stack(gh) if data.has_G else None,
+        _accumulate(data.A, gA) if data.has_A else None,
+        np.stack(gb) if data.has_A else None,
+    )

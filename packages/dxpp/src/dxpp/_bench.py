@@ -21,11 +21,10 @@ from numpy.typing import NDArray
 
 from ._api import qp_vjp
 from ._backward import _row_grad, _sym_outer_on
-from ._types import QPGrad
 from ._problems import QP, random_dense_qp, simplex_projection_qp, simplex_projection_vjp
 from ._reference import kkt_vjp
 from ._solve import solve_qp
-from ._types import QPSolution
+from ._types import QPGrad, QPSolution
 
 __all__ = ["Row", "dense_case", "simplex_case", "single_thread", "sparse_case"]
 
@@ -136,8 +135,11 @@ def _dqp(qp: QP, g: NDArray) -> tuple[Row, list]:
     from dqp import dQP
 
     with redirect_stdout(io.StringIO()):
-        layer = dQP.dQP_layer(settings=dQP.build_settings(
-            qp_solver="piqp", lin_solver="scipy LU", eps_abs=1e-9, eps_rel=0.0))
+        layer = dQP.dQP_layer(
+            settings=dQP.build_settings(
+                qp_solver="piqp", lin_solver="scipy LU", eps_abs=1e-9, eps_rel=0.0
+            )
+        )
         return _torch_peer(lambda *a: layer(*a)[0], qp, g)
 
 
@@ -150,8 +152,9 @@ def _cvxpylayers(qp: QP, g: NDArray) -> tuple[Row, list]:
     x = cp.Variable(n)
     params = [cp.Parameter(s) for s in (n, (m, n), m, (p, n), p)]
     q, G, h, A, b = params
-    prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, qp.Q, assume_PSD=True) + q @ x),
-                      [G @ x <= h, A @ x == b])
+    prob = cp.Problem(
+        cp.Minimize(0.5 * cp.quad_form(x, qp.Q, assume_PSD=True) + q @ x), [G @ x <= h, A @ x == b]
+    )
     layer, tc = _timed(lambda: CvxpyLayer(prob, parameters=params, variables=[x]))
     args = [torch.tensor(a, requires_grad=True) for a in qp[1:]]
     (xs,), tf = _timed(lambda: layer(*args))
@@ -164,7 +167,9 @@ def _cvxpylayers(qp: QP, g: NDArray) -> tuple[Row, list]:
 
     _, tb = _timed(backward, REPEAT)
     return Row(tf, tb, note=f"construction {tc:.2f} s; default diffcp (SCS, lsqr)"), [
-        None, *(a.grad.numpy() for a in args)]
+        None,
+        *(a.grad.numpy() for a in args),
+    ]
 
 
 PEERS: dict[str, Callable[[QP, NDArray], tuple[Row, list]]] = {
@@ -174,9 +179,14 @@ PEERS: dict[str, Callable[[QP, NDArray], tuple[Row, list]]] = {
 }
 
 
-def dense_case(n: int, seed: int, *, peers: tuple[str, ...] = tuple(PEERS),
-               cvxpylayers_max_n: int = 100,
-               profile: dict[str, Any] | None = None) -> dict[str, Row]:
+def dense_case(
+    n: int,
+    seed: int,
+    *,
+    peers: tuple[str, ...] = tuple(PEERS),
+    cvxpylayers_max_n: int = 100,
+    profile: dict[str, Any] | None = None,
+) -> dict[str, Row]:
     """dQP's random dense QP of size ``n``: every method's times and gradient error."""
     qp = random_dense_qp(n, seed)
     g = np.random.default_rng(10_000 + seed).normal(size=n)
@@ -191,8 +201,9 @@ def dense_case(n: int, seed: int, *, peers: tuple[str, ...] = tuple(PEERS),
     rows["dxpp penalty, refine=0 (paper)"] = Row(tf, tb0, grad_error(ours0, ref))
     ex, te = _timed(lambda: qp_vjp(*qp, sol, g, mode="exact"), REPEAT)
     rows["dxpp exact (reduced KKT)"] = Row(tf, te, grad_error(ex, ref))
-    full, tfull = _timed(lambda: kkt_vjp(*qp, sol.x, sol.nu, sol.mu, sol.active, g,
-                                         kind="full"), REPEAT)
+    full, tfull = _timed(
+        lambda: kkt_vjp(*qp, sol.x, sol.nu, sol.mu, sol.active, g, kind="full"), REPEAT
+    )
     rows["full KKT LU (OptNet-style)"] = Row(tf, tfull, grad_error(full, ref))
     rows["reduced KKT LU (reference)"] = Row(tf, t_red, 0.0)
     for name in peers:
@@ -219,15 +230,18 @@ def _sparse_kkt_ldl(qp: QP, sol: QPSolution, g: NDArray) -> QPGrad:
     C = sp.vstack([G[J], A], format="csc")
     k, n = C.shape[0], qp.q.size
     K = sp.bmat([[sp.csc_matrix(qp.Q), C.T], [C, -1e-12 * sp.eye(k)]], format="csc")
-    s = qdldl.Solver(sp.triu(K, format="csc"), upper=True).solve(
-        np.concatenate([g, np.zeros(k)]))
+    s = qdldl.Solver(sp.triu(K, format="csc"), upper=True).solve(np.concatenate([g, np.zeros(k)]))
     v, t = s[:n], s[n:]
     gh = np.zeros(G.shape[0])
     gh[J] = t[: J.size]
-    return QPGrad(_sym_outer_on(sp.csc_matrix(qp.Q), v, sol.x), -v,
-                  _row_grad(sp.csc_matrix(G), J, sol.nu[J], t[: J.size], v, sol.x), gh,
-                  _row_grad(sp.csc_matrix(A), np.arange(A.shape[0]), sol.mu, t[J.size:],
-                            v, sol.x), t[J.size:])
+    return QPGrad(
+        _sym_outer_on(sp.csc_matrix(qp.Q), v, sol.x),
+        -v,
+        _row_grad(sp.csc_matrix(G), J, sol.nu[J], t[: J.size], v, sol.x),
+        gh,
+        _row_grad(sp.csc_matrix(A), np.arange(A.shape[0]), sol.mu, t[J.size :], v, sol.x),
+        t[J.size :],
+    )
 
 
 def sparse_case(qp: QP, seed: int = 0) -> dict[str, Row]:
@@ -256,5 +270,7 @@ def simplex_case(n: int, seed: int = 0) -> dict[str, Row]:
     err = float(np.linalg.norm(ours.q - closed) / np.linalg.norm(closed))
     ex, te = _timed(lambda: qp_vjp(*qp, sol, g, mode="exact"))
     err_ex = float(np.linalg.norm(ex.q - closed) / np.linalg.norm(closed))
-    return {f"dxpp penalty (auto: {sol.solver})": Row(tf, tb, err),
-            "dxpp exact (reduced KKT, SuperLU)": Row(tf, te, err_ex)}
+    return {
+        f"dxpp penalty (auto: {sol.solver})": Row(tf, tb, err),
+        "dxpp exact (reduced KKT, SuperLU)": Row(tf, te, err_ex),
+    }

@@ -49,8 +49,15 @@ def _masked_median(vals: jax.Array, valid: jax.Array) -> jax.Array:
     return jnp.where(cnt > 0, 0.5 * (s[lo] + s[hi]), 1.0)
 
 
-def _weights(C: jax.Array, d: jax.Array, x: jax.Array, valid: jax.Array, q_norm: jax.Array,
-             beta: float, c: float) -> jax.Array:
+def _weights(
+    C: jax.Array,
+    d: jax.Array,
+    x: jax.Array,
+    valid: jax.Array,
+    q_norm: jax.Array,
+    beta: float,
+    c: float,
+) -> jax.Array:
     r2 = jnp.sum(C * C, axis=-1)
     r2 = jnp.where(r2 > 0, r2, 1.0)
     med = _masked_median(r2, valid)
@@ -74,8 +81,9 @@ def _cholesky(H: jax.Array, ridge: jax.Array) -> jax.Array:
     return lax.while_loop(cond, body, (0, jnp.linalg.cholesky(H)))[1]
 
 
-def _attempt(Q: jax.Array, C: jax.Array, w: jax.Array, g: jax.Array, ridge: jax.Array,
-             refine: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _attempt(
+    Q: jax.Array, C: jax.Array, w: jax.Array, g: jax.Array, ridge: jax.Array, refine: int
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     X = C * jnp.sqrt(w)[:, None]
     L = _cholesky(Q + X.T @ X, ridge)
 
@@ -102,24 +110,34 @@ def _attempt(Q: jax.Array, C: jax.Array, w: jax.Array, g: jax.Array, ridge: jax.
         done = conv | (rel > 0.5 * prev)
         return i + 1, v, t, Cv, rel, done, conv
 
-    init = (0, v, t, Cv, jnp.asarray(jnp.inf, g.dtype), jnp.zeros((), bool),
-            jnp.zeros((), bool))
+    init = (0, v, t, Cv, jnp.asarray(jnp.inf, g.dtype), jnp.zeros((), bool), jnp.zeros((), bool))
     _, v, t, _, _, _, conv = lax.while_loop(cond, body, init)
     return v, t, conv
 
 
-def _residual(Q: jax.Array, C: jax.Array, g: jax.Array, v: jax.Array, t: jax.Array,
-              q_norm: jax.Array) -> jax.Array:
+def _residual(
+    Q: jax.Array, C: jax.Array, g: jax.Array, v: jax.Array, t: jax.Array, q_norm: jax.Array
+) -> jax.Array:
     c_norm = jnp.sqrt(jnp.max(jnp.sum(C * C, axis=-1), initial=0.0))
     nv, nt = jnp.linalg.norm(v), jnp.linalg.norm(t)
     stat = jnp.linalg.norm(g - Q @ v - C.T @ t) / jnp.maximum(
-        jnp.linalg.norm(g) + q_norm * nv + c_norm * nt, 1e-300)
+        jnp.linalg.norm(g) + q_norm * nv + c_norm * nt, 1e-300
+    )
     feas = jnp.linalg.norm(C @ v) / jnp.maximum(c_norm * nv, 1e-300)
     return jnp.maximum(stat, feas)
 
 
-def _penalty(Q: jax.Array, C: jax.Array, d: jax.Array, valid: jax.Array, x: jax.Array,
-             g: jax.Array, beta: float, c: float, refine: int) -> tuple[jax.Array, jax.Array]:
+def _penalty(
+    Q: jax.Array,
+    C: jax.Array,
+    d: jax.Array,
+    valid: jax.Array,
+    x: jax.Array,
+    g: jax.Array,
+    beta: float,
+    c: float,
+    refine: int,
+) -> tuple[jax.Array, jax.Array]:
     q_norm = _spectral_norm(Q)
     w = _weights(C, d, x, valid, q_norm, beta, c)
     ridge = 1e-13 * jnp.maximum(q_norm, 1.0) * Q.shape[0]
@@ -134,11 +152,21 @@ def _penalty(Q: jax.Array, C: jax.Array, d: jax.Array, valid: jax.Array, x: jax.
         v2, t2, conv2 = _attempt(Q, C, w * jnp.power(1e3, k), g, ridge, refine)
         res2 = _residual(Q, C, g, v2, t2, q_norm)
         take = (k == 0) | conv2 | (res2 < res)
-        return (k + 1, jnp.where(take, v2, v), jnp.where(take, t2, t),
-                jnp.where(take, res2, res), conv2 | (res2 <= 1e-6))
+        return (
+            k + 1,
+            jnp.where(take, v2, v),
+            jnp.where(take, t2, t),
+            jnp.where(take, res2, res),
+            conv2 | (res2 <= 1e-6),
+        )
 
-    init = (0, jnp.zeros_like(g), jnp.zeros(C.shape[0], g.dtype), jnp.asarray(jnp.inf, g.dtype),
-            jnp.zeros((), bool))
+    init = (
+        0,
+        jnp.zeros_like(g),
+        jnp.zeros(C.shape[0], g.dtype),
+        jnp.asarray(jnp.inf, g.dtype),
+        jnp.zeros((), bool),
+    )
     _, v, t, _, _ = lax.while_loop(cond, body, init)
     return v, t
 
@@ -150,9 +178,24 @@ def _exact(Q: jax.Array, C: jax.Array, valid: jax.Array, g: jax.Array) -> tuple:
     return sol[:n], jnp.where(valid, sol[n:], 0.0)
 
 
-def _single(Q: jax.Array, q: jax.Array, G: jax.Array, h: jax.Array, A: jax.Array, b: jax.Array,
-            x: jax.Array, nu: jax.Array, mu: jax.Array, act: jax.Array, g: jax.Array, *,
-            mode: str, beta: float, c: float, refine: int) -> tuple[jax.Array, ...]:
+def _single(
+    Q: jax.Array,
+    q: jax.Array,
+    G: jax.Array,
+    h: jax.Array,
+    A: jax.Array,
+    b: jax.Array,
+    x: jax.Array,
+    nu: jax.Array,
+    mu: jax.Array,
+    act: jax.Array,
+    g: jax.Array,
+    *,
+    mode: str,
+    beta: float,
+    c: float,
+    refine: int,
+) -> tuple[jax.Array, ...]:
     m = G.shape[0]
     Q = 0.5 * (Q + Q.T)
     active = act > 0.5
@@ -175,9 +218,19 @@ def _single(Q: jax.Array, q: jax.Array, G: jax.Array, h: jax.Array, A: jax.Array
 
 
 @functools.partial(jax.jit, static_argnames=("mode", "beta", "c", "refine"))
-def jax_vjp(arrays: list[Any], x: jax.Array, nu: jax.Array, mu: jax.Array, act: jax.Array,
-            g: jax.Array, *, mode: str, beta: float, c: float,
-            refine: int) -> list[Any]:
+def jax_vjp(
+    arrays: list[Any],
+    x: jax.Array,
+    nu: jax.Array,
+    mu: jax.Array,
+    act: jax.Array,
+    g: jax.Array,
+    *,
+    mode: str,
+    beta: float,
+    c: float,
+    refine: int,
+) -> list[Any]:
     """Gradients w.r.t. the six ``arrays`` (``None`` for absent ``G, h`` / ``A, b``), each
     shaped like its input; ``x, nu, mu, act, g`` carry a batch axis iff any input did."""
     batched = x.ndim == 2
@@ -197,6 +250,5 @@ def jax_vjp(arrays: list[Any], x: jax.Array, nu: jax.Array, mu: jax.Array, act: 
             axes.append(0 if own else None)
             squeezed.append(a if own or a.ndim == base else a[0])
         out = jax.vmap(f, in_axes=(*axes, 0, 0, 0, 0, 0))(*squeezed, x, nu, mu, act, g)
-        out = [o if ax == 0 else o.sum(0).reshape(a.shape)
-               for o, ax, a in zip(out, axes, full)]
+        out = [o if ax == 0 else o.sum(0).reshape(a.shape) for o, ax, a in zip(out, axes, full)]
     return [None if a is None else o.astype(a.dtype) for o, a in zip(out, arrays)]

@@ -81,8 +81,9 @@ def _banded(rng: np.random.Generator, rows: int, n: int, per_row: int, width: in
     return M
 
 
-def random_sparse_qp(n: int, seed: int | np.random.Generator | None = 0, *,
-                     per_row: int = 4, width: int = 10) -> QP:
+def random_sparse_qp(
+    n: int, seed: int | np.random.Generator | None = 0, *, per_row: int = 4, width: int = 10
+) -> QP:
     """A random sparse banded QP in CSC format, the sparse analogue of :func:`random_dense_qp`.
 
     ``Q = MMᵀ + 1e-2 I`` with ``M`` banded (``per_row`` entries per row within ``width`` of
@@ -155,7 +156,9 @@ def chain_projection_qp(y: NDArray[np.float64], gap: float = 0.1, *, sparse: boo
 
 
 def portfolio_qp(
-    mu: NDArray[np.float64], cov: NDArray[np.float64], risk_aversion: float = 1.0,
+    mu: NDArray[np.float64],
+    cov: NDArray[np.float64],
+    risk_aversion: float = 1.0,
     max_weight: float = 1.0,
 ) -> QP:
     """Long-only mean–variance portfolio: ``min ½γ wᵀΣw − μᵀw s.t. 0 ≤ w ≤ w_max, 1ᵀw = 1``."""
@@ -167,8 +170,13 @@ def portfolio_qp(
 
 
 def multiperiod_portfolio_qp(
-    mu: NDArray[np.float64], cov: NDArray[np.float64], *, risk_aversion: float = 5.0,
-    trade_cost: float = 1.0, w0: NDArray[np.float64] | None = None, sparse: bool = True,
+    mu: NDArray[np.float64],
+    cov: NDArray[np.float64],
+    *,
+    risk_aversion: float = 5.0,
+    trade_cost: float = 1.0,
+    w0: NDArray[np.float64] | None = None,
+    sparse: bool = True,
 ) -> QP:
     """Multi-period long-only portfolio over ``T`` periods and ``k`` assets (``n = Tk``):
 
@@ -192,7 +200,8 @@ def multiperiod_portfolio_qp(
     main[-1] = 1.0
     lap = sp.diags([main, -np.ones(T - 1), -np.ones(T - 1)], [0, 1, -1])
     Q = sp.kron(sp.eye(T), risk_aversion * sp.csr_matrix(cov)) + trade_cost * sp.kron(
-        lap, sp.eye(k))
+        lap, sp.eye(k)
+    )
     q = -mu.ravel().copy()
     q[:k] -= trade_cost * w0
     G = -sp.eye(n)

@@ -42,8 +42,19 @@ def _dense(M: Any, n: int) -> NDArray[np.float64]:
 
 
 def kkt_vjp(
-    Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: NDArray, nu: NDArray, mu: NDArray,
-    active: NDArray[np.bool_], grad_x: NDArray, *, kind: str = "reduced",
+    Q: Any,
+    q: Any,
+    G: Any,
+    h: Any,
+    A: Any,
+    b: Any,
+    x: NDArray,
+    nu: NDArray,
+    mu: NDArray,
+    active: NDArray[np.bool_],
+    grad_x: NDArray,
+    *,
+    kind: str = "reduced",
 ) -> QPGrad:
     """Exact vector–Jacobian product of one (unbatched) QP by an LU solve of its KKT system.
 
@@ -95,5 +106,6 @@ def kkt_vjp(
     gQ = -0.5 * (np.outer(u, x) + np.outer(x, u))
     gG = -(np.outer(nu_used, u) + np.outer(eta_I, x)) if G is not None else None
     gA = -(np.outer(mu, u) + np.outer(eta_E, x)) if A is not None else None
-    return QPGrad(gQ, -u, gG, eta_I if G is not None else None, gA,
-                  eta_E if A is not None else None)
+    return QPGrad(
+        gQ, -u, gG, eta_I if G is not None else None, gA, eta_E if A is not None else None
+    )

@@ -40,9 +40,15 @@ def _table(title: str, runs: list[dict[str, Row]], note: str = "") -> ResultTabl
         if not np.isfinite(rs[0].backward):
             table.add_row(method, **{"forward s": rs[0].note})
             continue
-        table.add_row(method, **{
-            "forward s": [r.forward for r in rs], "backward s": [r.backward for r in rs],
-            "total s": [r.total for r in rs], "grad rel. error": [r.error for r in rs]})
+        table.add_row(
+            method,
+            **{
+                "forward s": [r.forward for r in rs],
+                "backward s": [r.backward for r in rs],
+                "total s": [r.total for r in rs],
+                "grad rel. error": [r.error for r in rs],
+            },
+        )
     return table
 
 
@@ -115,21 +121,29 @@ def _portfolio_example(quick: bool, show: bool, seed: int = 0) -> dict[str, Any]
     fte_t, rte_t = torch.tensor(np.column_stack([fte, np.ones(T_test)])), torch.tensor(rte)
     with torch.no_grad():
         out = {}
-        for name, w in (("decision-focused (dxpp layer)", weights(fte_t @ W.detach())),
-                        ("two-stage (least squares)", weights(fte_t @ W_ls)),
-                        ("equal weight", torch.full((T_test, k), 1.0 / k, dtype=torch.float64))):
+        for name, w in (
+            ("decision-focused (dxpp layer)", weights(fte_t @ W.detach())),
+            ("two-stage (least squares)", weights(fte_t @ W_ls)),
+            ("equal weight", torch.full((T_test, k), 1.0 / k, dtype=torch.float64)),
+        ):
             u = utility(w, rte_t).numpy()
             ret = (w * rte_t).sum(-1).numpy()
-            out[name] = {"utility": u, "return": ret,
-                         "sharpe": float(ret.mean() / ret.std() * np.sqrt(252))}
+            out[name] = {
+                "utility": u,
+                "return": ret,
+                "sharpe": float(ret.mean() / ret.std() * np.sqrt(252)),
+            }
     return {"test": out, "losses": np.array(losses)}
 
 
 def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     """Run the comparison; see the module docstring."""
     plt = require_matplotlib(package="dxpp")
-    result = ExperimentResult("dxpp", "penalty-backward QP layer vs KKT layers (qpth, dQP, "
-                              "cvxpylayers) and an end-to-end portfolio layer")
+    result = ExperimentResult(
+        "dxpp",
+        "penalty-backward QP layer vs KKT layers (qpth, dQP, "
+        "cvxpylayers) and an end-to-end portfolio layer",
+    )
     sizes = [50, 100, 200, 500] if quick else [50, 100, 200, 500, 1000]
     seeds = [0, 1] if quick else [0, 1, 2]
     bwd_curves: dict[str, list[float]] = {}
@@ -142,29 +156,44 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
         for n in progress(sizes, enabled=progress_, desc="dense QPs"):
             runs = [dense_case(n, s) for s in seeds]
             all_runs[n] = runs
-            result.tables.append(_table(f"Random dense QP, n = {n} (mean ± s.e. over "
-                                        f"{len(seeds)} seeds, single thread)", runs))
+            result.tables.append(
+                _table(
+                    f"Random dense QP, n = {n} (mean ± s.e. over "
+                    f"{len(seeds)} seeds, single thread)",
+                    runs,
+                )
+            )
             for m in runs[0]:
                 label = m.split(" (auto")[0]
                 bwd_curves.setdefault(label, []).append(_mean(runs, m, "backward"))
         n_simplex = [10_000, 100_000]
-        simplex_runs = {n: simplex_case(n) for n in progress(n_simplex, enabled=progress_,
-                                                             desc="simplex")}
+        simplex_runs = {
+            n: simplex_case(n) for n in progress(n_simplex, enabled=progress_, desc="simplex")
+        }
         sp_n = [5000] if quick else [5000, 20000]
         sparse_runs = {n: sparse_case(random_sparse_qp(n, seed=0)) for n in sp_n}
     for n, rows in simplex_runs.items():
-        result.tables.append(_table(f"Simplex projection, n = {n}", [rows],
-                                    "error vs the closed-form Jacobian"))
+        result.tables.append(
+            _table(f"Simplex projection, n = {n}", [rows], "error vs the closed-form Jacobian")
+        )
     for n, rows in sparse_runs.items():
-        result.tables.append(_table(f"Sparse banded QP, n = {n}", [rows],
-                                    "error vs the sparse reduced-KKT LU solve"))
+        result.tables.append(
+            _table(f"Sparse banded QP, n = {n}", [rows], "error vs the sparse reduced-KKT LU solve")
+        )
     port = _portfolio_example(quick, progress_)
-    ptable = ResultTable("Portfolio layer, out-of-sample (daily utility, return; annualised "
-                         "Sharpe)", ["mean utility ×1e4", "mean return ×1e4", "Sharpe"])
+    ptable = ResultTable(
+        "Portfolio layer, out-of-sample (daily utility, return; annualised Sharpe)",
+        ["mean utility ×1e4", "mean return ×1e4", "Sharpe"],
+    )
     for name, v in port["test"].items():
-        ptable.add_row(name, **{"mean utility ×1e4": list(1e4 * v["utility"]),
-                                "mean return ×1e4": list(1e4 * v["return"]),
-                                "Sharpe": v["sharpe"]})
+        ptable.add_row(
+            name,
+            **{
+                "mean utility ×1e4": list(1e4 * v["utility"]),
+                "mean return ×1e4": list(1e4 * v["return"]),
+                "Sharpe": v["sharpe"],
+            },
+        )
     result.tables.append(ptable)
 
     # figures
@@ -202,8 +231,9 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     t_pen = _mean(runs, _key(runs, pen), "total")
     for peer in ("qpth (OptNet)", "dQP (PIQP + LU)"):
         if peer in runs[0] and np.isfinite(runs[0][peer].total):
-            result.checks[f"n={nmax}: dxpp forward + backward <= {peer}"] = (
-                t_pen <= _mean(runs, peer, "total"))
+            result.checks[f"n={nmax}: dxpp forward + backward <= {peer}"] = t_pen <= _mean(
+                runs, peer, "total"
+            )
     s_rows = simplex_runs[100_000]
     s_key = next(iter(s_rows))
     result.checks["simplex n=1e5: grad error <= 1e-5"] = s_rows[s_key].error <= 1e-5
@@ -213,15 +243,21 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     eq = port["test"]["equal weight"]["utility"].mean()
     result.checks["portfolio: decision-focused test utility > equal weight"] = dfl > eq
     result.checks["portfolio: training raises the training utility"] = (
-        port["losses"][-1] > port["losses"][0])
-    result.notes.append(f"portfolio test utility ×1e4: decision-focused {1e4 * dfl:.3f}, "
-                        f"two-stage {1e4 * two:.3f}, equal weight {1e4 * eq:.3f}")
-    result.notes.append(f"n={nmax}: backward s penalty {b_pen:.4f}, reduced KKT {b_red:.4f}, "
-                        f"full KKT {b_full:.4f}")
-    result.headline = (f"n={nmax} dense: penalty backward {b_pen * 1e3:.1f} ms vs full-KKT "
-                       f"{b_full * 1e3:.1f} ms ({b_full / b_pen:.1f}×) and reduced-KKT "
-                       f"{b_red * 1e3:.1f} ms ({b_red / b_pen:.1f}×), max grad error "
-                       f"{worst:.1e}; simplex 1e5 in {s_rows[s_key].total:.2f} s")
+        port["losses"][-1] > port["losses"][0]
+    )
+    result.notes.append(
+        f"portfolio test utility ×1e4: decision-focused {1e4 * dfl:.3f}, "
+        f"two-stage {1e4 * two:.3f}, equal weight {1e4 * eq:.3f}"
+    )
+    result.notes.append(
+        f"n={nmax}: backward s penalty {b_pen:.4f}, reduced KKT {b_red:.4f}, full KKT {b_full:.4f}"
+    )
+    result.headline = (
+        f"n={nmax} dense: penalty backward {b_pen * 1e3:.1f} ms vs full-KKT "
+        f"{b_full * 1e3:.1f} ms ({b_full / b_pen:.1f}×) and reduced-KKT "
+        f"{b_red * 1e3:.1f} ms ({b_red / b_pen:.1f}×), max grad error "
+        f"{worst:.1e}; simplex 1e5 in {s_rows[s_key].total:.2f} s"
+    )
     return result
 
 

@@ -27,7 +27,7 @@ References:
 from __future__ import annotations
 
 import warnings
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,7 +37,6 @@ from icml26_shared.checks import check_positive
 
 from ._types import QPSolution, spectral_norm
 from ._validate import QPData, QPError, canonicalize
-
 
 __all__ = ["QPSolution", "auto_solver", "solve_data", "solve_qp", "solver_options"]
 
@@ -94,12 +93,24 @@ def auto_solver(sparse: bool) -> str:
 def solver_options(solver: str, tol: float, sparse: bool) -> dict[str, Any]:
     """Keyword arguments setting ``solver``'s tolerance to ``tol`` (and polishing/backend)."""
     if solver == "osqp":
-        return {"eps_abs": tol, "eps_rel": tol, "polish": True, "max_iter": 200_000,
-                "eps_prim_inf": tol, "eps_dual_inf": tol}
+        return {
+            "eps_abs": tol,
+            "eps_rel": tol,
+            "polish": True,
+            "max_iter": 200_000,
+            "eps_prim_inf": tol,
+            "eps_dual_inf": tol,
+        }
     if solver == "piqp":
-        return {"eps_abs": tol, "eps_rel": tol, "check_duality_gap": True,
-                "eps_duality_gap_abs": tol, "eps_duality_gap_rel": tol, "max_iter": 1000,
-                "backend": "sparse" if sparse else "dense"}
+        return {
+            "eps_abs": tol,
+            "eps_rel": tol,
+            "check_duality_gap": True,
+            "eps_duality_gap_abs": tol,
+            "eps_duality_gap_rel": tol,
+            "max_iter": 1000,
+            "backend": "sparse" if sparse else "dense",
+        }
     if solver == "proxqp":
         return {"eps_abs": tol, "eps_rel": tol, "backend": "sparse" if sparse else "dense"}
     if solver == "clarabel":
@@ -136,13 +147,17 @@ def _recover_duals(Q: Any, q: NDArray, G: Any, A: Any, x: NDArray, active: NDArr
     return nu, lam[k:]
 
 
-def _active_sets(G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float,
-                 dual_tol: float, q_norm: float) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+def _active_sets(
+    G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float, dual_tol: float, q_norm: float
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     if G.shape[0] == 0:
         empty = np.zeros(0, dtype=bool)
         return empty, empty
-    row_norm = (np.sqrt(np.asarray(G.multiply(G).sum(axis=1)).ravel()) if sp.issparse(G)
-                else np.linalg.norm(G, axis=1))
+    row_norm = (
+        np.sqrt(np.asarray(G.multiply(G).sum(axis=1)).ravel())
+        if sp.issparse(G)
+        else np.linalg.norm(G, axis=1)
+    )
     slack = h - G @ x
     tau = active_tol * (1.0 + np.abs(h) + row_norm * np.linalg.norm(x))
     # complementarity test: an interior-point solution can leave an active constraint with a
@@ -152,38 +167,65 @@ def _active_sets(G: Any, h: NDArray, x: NDArray, nu: NDArray, active_tol: float,
     return active, weak
 
 
-def _solve_one(Q: Any, q: NDArray, G: Any, h: NDArray, A: Any, b: NDArray, solver: str,
-               opts: dict[str, Any], tol: float, active_tol: float, index: int | None) -> tuple:
+def _solve_one(
+    Q: Any,
+    q: NDArray,
+    G: Any,
+    h: NDArray,
+    A: Any,
+    b: NDArray,
+    solver: str,
+    opts: dict[str, Any],
+    tol: float,
+    active_tol: float,
+    index: int | None,
+) -> tuple:
     qpsolvers = import_qpsolvers()
 
     m, p = G.shape[0], A.shape[0]
-    problem = qpsolvers.Problem(Q, q, G if m else None, h if m else None,
-                                A if p else None, b if p else None)
+    problem = qpsolvers.Problem(
+        Q, q, G if m else None, h if m else None, A if p else None, b if p else None
+    )
     try:
         sol = qpsolvers.solve_problem(problem, solver=solver, **opts)
     except qpsolvers.SolverError as exc:  # pragma: no cover - backend specific
-        raise QPError(f"solver {solver!r} failed: {exc}", status="error", solver=solver,
-                      index=index) from exc
+        raise QPError(
+            f"solver {solver!r} failed: {exc}", status="error", solver=solver, index=index
+        ) from exc
     status = _status(sol)
     where = "" if index is None else f" (batch {index})"
     if not sol.found or sol.x is None or not np.all(np.isfinite(sol.x)):
-        raise QPError(f"solver {solver!r} found no solution{where}: status {status} "
-                      "(infeasible or unbounded QP?)", status=status, solver=solver, index=index)
+        raise QPError(
+            f"solver {solver!r} found no solution{where}: status {status} "
+            "(infeasible or unbounded QP?)",
+            status=status,
+            solver=solver,
+            index=index,
+        )
     x = np.asarray(sol.x, dtype=np.float64)
     viol_scale = 1.0 + max(np.abs(h).max(initial=0), np.abs(b).max(initial=0))
     viol = max(float(np.max(G @ x - h, initial=0.0)), float(np.abs(A @ x - b).max(initial=0.0)))
     if viol > max(1e3 * tol, 1e-6) * viol_scale:
-        raise QPError(f"solver {solver!r} returned x violating the constraints by {viol:.3g}"
-                      f"{where}: status {status} (infeasible QP?)", status=status,
-                      solver=solver, index=index)
+        raise QPError(
+            f"solver {solver!r} returned x violating the constraints by {viol:.3g}"
+            f"{where}: status {status} (infeasible QP?)",
+            status=status,
+            solver=solver,
+            index=index,
+        )
     have_duals = (m == 0 or sol.z is not None) and (p == 0 or sol.y is not None)
     nu = np.asarray(sol.z, dtype=np.float64) if m and sol.z is not None else np.zeros(m)
     mu = np.asarray(sol.y, dtype=np.float64) if p and sol.y is not None else np.zeros(p)
     nu = np.maximum(nu, 0.0)
     q_norm = spectral_norm(Q) if m else 0.0
     if m and q_norm == 0.0:
-        q_norm = float(np.median(np.asarray(G.multiply(G).sum(axis=1)).ravel()
-                                 if sp.issparse(G) else np.einsum("ij,ij->i", G, G)))
+        q_norm = float(
+            np.median(
+                np.asarray(G.multiply(G).sum(axis=1)).ravel()
+                if sp.issparse(G)
+                else np.einsum("ij,ij->i", G, G)
+            )
+        )
     active, weak = _active_sets(G, h, x, nu, active_tol, 1e-7, q_norm)
     if not have_duals or not (np.all(np.isfinite(nu)) and np.all(np.isfinite(mu))):
         by_slack = _active_sets(G, h, x, np.zeros(m), active_tol, 1e-7, q_norm)[0]
@@ -200,15 +242,24 @@ def resolve_tolerance(tol: float | None, beta: float) -> float:
         return 1e-5 * beta
     tol = check_positive(tol, "tol")
     if tol > 1e-3 * beta:
-        warnings.warn(f"tol={tol:g} is too loose for beta={beta:g} (active set and gradients "
-                      f"would be unreliable); tightened to {1e-5 * beta:g}", stacklevel=3)
+        warnings.warn(
+            f"tol={tol:g} is too loose for beta={beta:g} (active set and gradients "
+            f"would be unreliable); tightened to {1e-5 * beta:g}",
+            stacklevel=3,
+        )
         return 1e-5 * beta
     return tol
 
 
-def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
-               beta: float = 1e-4, active_tol: float = 1e-7,
-               solver_kwargs: dict[str, Any] | None = None) -> QPSolution:
+def solve_data(
+    data: QPData,
+    *,
+    solver: str = "auto",
+    tol: float | None = None,
+    beta: float = 1e-4,
+    active_tol: float = 1e-7,
+    solver_kwargs: dict[str, Any] | None = None,
+) -> QPSolution:
     """Solve every problem of a canonical batch; float64 arrays with a batch axis."""
     tol = resolve_tolerance(tol, beta)
     active_tol = check_positive(active_tol, "active_tol")
@@ -223,11 +274,18 @@ def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
         shown = ", ".join(repr(s) for s in ["auto", *qpsolvers.available_solvers])
         raise ValueError(f"solver must be one of {shown}, got {solver!r}")
     if data.batch == 0:  # an empty batch: empty results of the right trailing shapes
+
         def empty(size: int, dtype: Any = np.float64) -> NDArray:
             return np.zeros((0, size), dtype=dtype)
 
-        return QPSolution(empty(data.n), empty(data.m), empty(data.p), empty(data.m, bool),
-                          empty(data.m, bool), candidates[0] if candidates else solver)
+        return QPSolution(
+            empty(data.n),
+            empty(data.m),
+            empty(data.p),
+            empty(data.m, bool),
+            empty(data.m, bool),
+            candidates[0] if candidates else solver,
+        )
     out, used = [], []
     for k in range(data.batch):
         error: QPError | None = None
@@ -235,8 +293,11 @@ def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
             opts = solver_options(name, tol, data.sparse)
             opts.update(solver_kwargs or {})
             try:
-                out.append(_solve_one(*data.item(k), name, opts, tol, active_tol,
-                                      k if data.batched else None))
+                out.append(
+                    _solve_one(
+                        *data.item(k), name, opts, tol, active_tol, k if data.batched else None
+                    )
+                )
                 used.append(name)
                 break
             except QPError as exc:
@@ -250,6 +311,7 @@ def solve_data(data: QPData, *, solver: str = "auto", tol: float | None = None,
 
 def unbatch(sol: QPSolution, data: QPData) -> QPSolution:
     """Cast to the input dtype and drop the batch axis when the input had none."""
+
     def cast(a: NDArray) -> NDArray:
         a = a.astype(data.dtype) if a.dtype.kind == "f" else a
         return a if data.batched else a[0]
@@ -258,9 +320,18 @@ def unbatch(sol: QPSolution, data: QPData) -> QPSolution:
 
 
 def solve_qp(
-    Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None, *,
-    solver: str = "auto", tol: float | None = None, beta: float = 1e-4,
-    active_tol: float = 1e-7, check_psd: bool = True,
+    Q: Any,
+    q: Any,
+    G: Any = None,
+    h: Any = None,
+    A: Any = None,
+    b: Any = None,
+    *,
+    solver: str = "auto",
+    tol: float | None = None,
+    beta: float = 1e-4,
+    active_tol: float = 1e-7,
+    check_psd: bool = True,
     solver_kwargs: dict[str, Any] | None = None,
 ) -> QPSolution:
     """Solve ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (numpy/scipy, no autograd).
@@ -286,6 +357,7 @@ def solve_qp(
         ValueError, TypeError: bad input.
     """
     data = canonicalize(Q, q, G, h, A, b, check_psd=check_psd)
-    sol = solve_data(data, solver=solver, tol=tol, beta=beta, active_tol=active_tol,
-                     solver_kwargs=solver_kwargs)
+    sol = solve_data(
+        data, solver=solver, tol=tol, beta=beta, active_tol=active_tol, solver_kwargs=solver_kwargs
+    )
     return unbatch(sol, data)

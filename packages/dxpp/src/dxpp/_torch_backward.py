@@ -82,8 +82,9 @@ def _masked_median(vals: Tensor, valid: Tensor) -> Tensor:
     return torch.where(cnt > 0, med, 1.0)
 
 
-def _weights(C: Tensor, d: Tensor, x: Tensor, valid: Tensor, q_norm: Tensor, beta: float,
-             c: float) -> Tensor:
+def _weights(
+    C: Tensor, d: Tensor, x: Tensor, valid: Tensor, q_norm: Tensor, beta: float, c: float
+) -> Tensor:
     """Scale-aware penalty weights (``dxpp.penalty_weights``), zero on padding rows."""
     r2 = (C * C).sum(-1)
     r2 = torch.where(r2 > 0, r2, 1.0)
@@ -117,16 +118,20 @@ def _factor(H: Tensor, ridge: Tensor) -> tuple[Solve, str]:
             if not bool(bad.any()):
                 break
     if bool(bad.any()):
-        warnings.warn("the penalty matrix Q + CᵀWC is not positive definite (is Q positive "
-                      "semi-definite? check_psd=False skips that check); using an LU solve",
-                      RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            "the penalty matrix Q + CᵀWC is not positive definite (is Q positive "
+            "semi-definite? check_psd=False skips that check); using an LU solve",
+            RuntimeWarning,
+            stacklevel=4,
+        )
         LU, piv = torch.linalg.lu_factor(H)
         return (lambda r: torch.linalg.lu_solve(LU, piv, r.unsqueeze(-1)).squeeze(-1)), "lu"
     return (lambda r: torch.cholesky_solve(r.unsqueeze(-1), L).squeeze(-1)), kind
 
 
-def _refine(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve,
-            refine: int) -> tuple[Tensor, Tensor, Tensor]:
+def _refine(
+    Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve, refine: int
+) -> tuple[Tensor, Tensor, Tensor]:
     """Penalty solve + multiplier steps (residual form), per problem until its update is
     below 1e-9 relative or stops halving; finished problems are frozen."""
     v = solve(g)
@@ -143,7 +148,8 @@ def _refine(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve,
         Cv = _mv(C, v)
         t = torch.where(done.unsqueeze(-1), t, t + w * Cv)
         rel = torch.linalg.vector_norm(dv, dim=-1) / torch.linalg.vector_norm(v, dim=-1).clamp(
-            min=1e-300)
+            min=1e-300
+        )
         new_conv = ~done & (rel <= 1e-9)
         stalled = ~done & ~new_conv & (rel > 0.5 * prev)
         conv = conv | new_conv
@@ -154,26 +160,28 @@ def _refine(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve,
     return v, t, conv
 
 
-def _kkt_residual(Q: Tensor, C: Tensor, g: Tensor, v: Tensor, t: Tensor,
-                  q_norm: Tensor) -> Tensor:
+def _kkt_residual(Q: Tensor, C: Tensor, g: Tensor, v: Tensor, t: Tensor, q_norm: Tensor) -> Tensor:
     """Normwise backward error of ``[Q Cᵀ; C 0][v; t] = [g; 0]`` per problem."""
     norm = torch.linalg.vector_norm
     c_norm = (C * C).sum(-1).amax(-1).sqrt() if C.shape[1] else torch.zeros_like(q_norm)
     nv, nt = norm(v, dim=-1), norm(t, dim=-1)
     stat = norm(g - _mv(Q, v) - _mtv(C, t), dim=-1) / (
-        norm(g, dim=-1) + q_norm * nv + c_norm * nt).clamp(min=1e-300)
+        norm(g, dim=-1) + q_norm * nv + c_norm * nt
+    ).clamp(min=1e-300)
     feas = norm(_mv(C, v), dim=-1) / (c_norm * nv).clamp(min=1e-300)
     return torch.maximum(stat, feas)
 
 
-def _penalty_adjoint(Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor,
-                     refine: int) -> tuple[Tensor, Tensor]:
+def _penalty_adjoint(
+    Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor, refine: int
+) -> tuple[Tensor, Tensor]:
     """``(Q + Cᵀ W C) v = g``, refined; problems whose reduced-KKT backward error stays above
     1e-6 (nearly dependent active rows) are redone with the weights ×10³ (at most twice)."""
     ridge = 1e-13 * q_norm.clamp(min=1.0) * Q.shape[-1]
 
-    def attempt(Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor,
-                ra: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def attempt(
+        Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor, ra: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
         X = Ca * wa.sqrt().unsqueeze(-1)
         solve, _ = _factor(torch.baddbmm(Qa, X.mT, X), ra)
         return _refine(Qa, Ca, wa, ga, solve, refine)
@@ -234,10 +242,24 @@ def _outer_grad(u: Tensor, v: Tensor, a: Tensor, b: Tensor, shared: bool) -> Ten
     return -(u.unsqueeze(-1) * v.unsqueeze(-2) + a.unsqueeze(-1) * b.unsqueeze(-2))
 
 
-def torch_vjp(Q: Tensor, G: Tensor, h: Tensor, A: Tensor, b: Tensor, x: Tensor, nu: Tensor,
-              mu: Tensor, active: Tensor, g: Tensor, *, mode: str = "penalty",
-              beta: float = 1e-4, c: float = 10.0, refine: int = 10,
-              shared: tuple[bool, bool, bool] = (False, False, False)) -> TorchGrads:
+def torch_vjp(
+    Q: Tensor,
+    G: Tensor,
+    h: Tensor,
+    A: Tensor,
+    b: Tensor,
+    x: Tensor,
+    nu: Tensor,
+    mu: Tensor,
+    active: Tensor,
+    g: Tensor,
+    *,
+    mode: str = "penalty",
+    beta: float = 1e-4,
+    c: float = 10.0,
+    refine: int = 10,
+    shared: tuple[bool, bool, bool] = (False, False, False),
+) -> TorchGrads:
     """VJP of a canonical dense batch (float64 tensors, all with batch axis ``B``; matrices
     may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``.
 

@@ -9,6 +9,7 @@ the batch) or ``(B, n, n)``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,7 +132,7 @@ def _batch_of(arrays: dict[str, tuple[Any, int]]) -> int:
     return max(sizes.values(), default=1)
 
 
-def _check_symmetric_psd(Q: Any, check_psd: bool) -> Any:
+def _check_symmetric_psd(Q: Any, check_psd: bool, warn_psd: bool = True) -> Any:
     if is_sparse(Q):
         asym = abs(Q - Q.T)
         big = abs(Q).max() if Q.nnz else 0.0
@@ -146,6 +147,14 @@ def _check_symmetric_psd(Q: Any, check_psd: bool) -> Any:
         k = int(np.argmax(bad))
         raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym[k]:.3g} (batch {k})")
     sym = 0.5 * (mats + mats.transpose(0, 2, 1))
+    if not check_psd and warn_psd and sym.size and (np.diagonal(sym, axis1=1, axis2=2) < 0).any():
+        warnings.warn(
+            "Q has negative diagonal entries, so it is not positive semi-definite "
+            "(check_psd=False skipped the full check): the QP is not convex and the "
+            "solution and its gradients are unreliable",
+            RuntimeWarning,
+            stacklevel=4,
+        )
     if check_psd:
         n = sym.shape[1]
         for k, M in enumerate(sym):
@@ -162,26 +171,38 @@ def _check_symmetric_psd(Q: Any, check_psd: bool) -> Any:
 
 
 def canonicalize(
-    Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None,
-    *, check_psd: bool = True,
+    Q: Any,
+    q: Any,
+    G: Any = None,
+    h: Any = None,
+    A: Any = None,
+    b: Any = None,
+    *,
+    check_psd: bool = True,
+    warn_psd: bool = True,
 ) -> QPData:
     """Check ``(Q, q, G, h, A, b)`` and return the canonical :class:`QPData`.
+
+    ``check_psd=False`` skips the Cholesky test of dense ``Q`` but still warns (when
+    ``warn_psd``) if a diagonal entry is negative, a free necessary test.
 
     Raises:
         ValueError: non-square/non-symmetric/non-PSD ``Q``, mismatched shapes, NaN/inf,
             ``G`` without ``h`` (or ``A`` without ``b``), disagreeing batch sizes.
-        TypeError: non-numeric input.
+        TypeError: non-numeric or complex input.
     """
     for name, v in zip(("Q", "q", "G", "h", "A", "b"), (Q, q, G, h, A, b)):
         if v is not None and np.iscomplexobj(v.data if is_sparse(v) else v):
             raise TypeError(f"{name} must be real-valued, got a complex array")
     dtype = _float_dtype(Q, q, G, h, A, b)
     if (G is None) != (h is None):
-        raise ValueError(f"G and h must be given together, got G={type(G).__name__}, "
-                         f"h={type(h).__name__}")
+        raise ValueError(
+            f"G and h must be given together, got G={type(G).__name__}, h={type(h).__name__}"
+        )
     if (A is None) != (b is None):
-        raise ValueError(f"A and b must be given together, got A={type(A).__name__}, "
-                         f"b={type(b).__name__}")
+        raise ValueError(
+            f"A and b must be given together, got A={type(A).__name__}, b={type(b).__name__}"
+        )
     Qm = _matrix(Q, "Q", False)
     qv = _vector(q, "q")
     n = qv.shape[-1]
@@ -197,12 +218,17 @@ def canonicalize(
         if M.shape[-1] != n:
             raise ValueError(f"{mn} must have {n} columns (len(q)), got shape {tuple(M.shape)}")
         if M.shape[-2] != v.shape[-1]:
-            raise ValueError(f"{vn} must have length {M.shape[-2]} ({mn} has {M.shape[-2]} rows), "
-                             f"got shape {tuple(v.shape)}")
-    B = _batch_of({"Q": (Qm, 2), "q": (qv, 1), "G": (Gm, 2), "h": (hv, 1), "A": (Am, 2),
-                   "b": (bv, 1)})
-    batched = any(x is not None and not is_sparse(x) and x.ndim == nd + 1
-                  for x, nd in ((Qm, 2), (qv, 1), (Gm, 2), (hv, 1), (Am, 2), (bv, 1)))
+            raise ValueError(
+                f"{vn} must have length {M.shape[-2]} ({mn} has {M.shape[-2]} rows), "
+                f"got shape {tuple(v.shape)}"
+            )
+    B = _batch_of(
+        {"Q": (Qm, 2), "q": (qv, 1), "G": (Gm, 2), "h": (hv, 1), "A": (Am, 2), "b": (bv, 1)}
+    )
+    batched = any(
+        x is not None and not is_sparse(x) and x.ndim == nd + 1
+        for x, nd in ((Qm, 2), (qv, 1), (Gm, 2), (hv, 1), (Am, 2), (bv, 1))
+    )
     sparse = any(is_sparse(M) for M in (Qm, Gm, Am))
     if Gm is None:
         Gm, hv = np.zeros((0, n)), np.zeros(0)
@@ -211,14 +237,27 @@ def canonicalize(
     if sparse:
         for M, name in ((Qm, "Q"), (Gm, "G"), (Am, "A")):
             if not is_sparse(M) and M.ndim == 3:
-                raise ValueError(f"{name} must be a single matrix when any matrix is sparse, "
-                                 f"got a batch of shape {M.shape}")
+                raise ValueError(
+                    f"{name} must be a single matrix when any matrix is sparse, "
+                    f"got a batch of shape {M.shape}"
+                )
         Qm, Gm, Am = (sp.csc_matrix(M) for M in (Qm, Gm, Am))
-    Qm = _check_symmetric_psd(Qm, check_psd and not sparse)
+    Qm = _check_symmetric_psd(Qm, check_psd and not sparse, warn_psd)
 
     def vec(v: NDArray[np.float64]) -> NDArray[np.float64]:
         v = v if v.ndim == 2 else v[None]
         return np.ascontiguousarray(np.broadcast_to(v, (B, v.shape[1])))
 
-    return QPData(Qm, vec(qv), Gm, vec(hv), Am, vec(bv), batched, dtype, sparse,
-                  has_G=G is not None, has_A=A is not None)
+    return QPData(
+        Qm,
+        vec(qv),
+        Gm,
+        vec(hv),
+        Am,
+        vec(bv),
+        batched,
+        dtype,
+        sparse,
+        has_G=G is not None,
+        has_A=A is not None,
+    )

@@ -36,8 +36,21 @@ from ._types import QPGrad
 __all__ = ["kkt_vjp", "sparse_kkt_ldl_vjp", "torch_kkt_vjp"]
 
 
-def torch_kkt_vjp(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: Any, nu: Any, mu: Any,
-                  active: Any, grad_x: Any, *, kind: str = "full") -> QPGrad:
+def torch_kkt_vjp(
+    Q: Any,
+    q: Any,
+    G: Any,
+    h: Any,
+    A: Any,
+    b: Any,
+    x: Any,
+    nu: Any,
+    mu: Any,
+    active: Any,
+    grad_x: Any,
+    *,
+    kind: str = "full",
+) -> QPGrad:
     """Exact VJP of one (unbatched, dense) QP by an LU of its KKT system in ``torch.linalg``.
 
     Args:
@@ -56,8 +69,11 @@ def torch_kkt_vjp(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: Any, nu: An
     dev = Q.device
 
     def t(a: Any) -> Any:
-        return torch.as_tensor(np.asarray(a) if not isinstance(a, torch.Tensor) else a,
-                               device=dev).detach().to(torch.float64)
+        return (
+            torch.as_tensor(np.asarray(a) if not isinstance(a, torch.Tensor) else a, device=dev)
+            .detach()
+            .to(torch.float64)
+        )
 
     Qd, xv, g = t(Q), t(x), t(grad_x)
     n = xv.shape[0]
@@ -70,18 +86,24 @@ def torch_kkt_vjp(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: Any, nu: An
     if kind == "full":
         N = n + m + p
         K = torch.zeros(N, N, dtype=torch.float64, device=dev)
-        K[:n, :n], K[:n, n:n + m], K[:n, n + m:] = Qd, Gd.T, Ad.T
-        K[n:n + m, :n] = nuv[:, None] * Gd
-        K[n:n + m, n:n + m] = torch.diag(Gd @ xv - hv)
-        K[n + m:, :n] = Ad
+        K[:n, :n], K[:n, n : n + m], K[:n, n + m :] = Qd, Gd.T, Ad.T
+        K[n : n + m, :n] = nuv[:, None] * Gd
+        K[n : n + m, n : n + m] = torch.diag(Gd @ xv - hv)
+        K[n + m :, :n] = Ad
         LU, piv = torch.linalg.lu_factor(K)
         rhs = torch.cat([g, g.new_zeros(m + p)]).unsqueeze(-1)
         sol = torch.linalg.lu_solve(LU, piv, rhs, adjoint=True).squeeze(-1)
-        u, eta_I, eta_E = sol[:n], nuv * sol[n:n + m], sol[n + m:]
+        u, eta_I, eta_E = sol[:n], nuv * sol[n : n + m], sol[n + m :]
         nu_used = nuv
     else:
-        J = torch.as_tensor(np.asarray(active, dtype=bool) if not isinstance(active, torch.Tensor)
-                            else active, device=dev).nonzero().squeeze(-1)
+        J = (
+            torch.as_tensor(
+                np.asarray(active, dtype=bool) if not isinstance(active, torch.Tensor) else active,
+                device=dev,
+            )
+            .nonzero()
+            .squeeze(-1)
+        )
         C = torch.cat([Gd[J], Ad])
         k = C.shape[0]
         K = torch.zeros(n + k, n + k, dtype=torch.float64, device=dev)
@@ -91,20 +113,33 @@ def torch_kkt_vjp(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: Any, nu: An
         sol = sol.squeeze(-1)
         u = sol[:n]
         eta_I = torch.zeros(m, dtype=torch.float64, device=dev)
-        eta_I[J] = sol[n:n + J.numel()]
-        eta_E = sol[n + J.numel():]
+        eta_I[J] = sol[n : n + J.numel()]
+        eta_E = sol[n + J.numel() :]
         nu_used = torch.zeros(m, dtype=torch.float64, device=dev)
         nu_used[J] = nuv[J]
     gQ = -0.5 * (torch.outer(u, xv) + torch.outer(xv, u))
     gG = -(torch.outer(nu_used, u) + torch.outer(eta_I, xv)) if G is not None else None
     gA = -(torch.outer(muv, u) + torch.outer(eta_E, xv)) if A is not None else None
-    return QPGrad(gQ, -u, gG, eta_I if G is not None else None, gA,
-                  eta_E if A is not None else None)
+    return QPGrad(
+        gQ, -u, gG, eta_I if G is not None else None, gA, eta_E if A is not None else None
+    )
 
 
-def sparse_kkt_ldl_vjp(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: NDArray,
-                       nu: NDArray, mu: NDArray, active: NDArray[np.bool_],
-                       grad_x: NDArray, *, delta: float = 1e-12) -> QPGrad:
+def sparse_kkt_ldl_vjp(
+    Q: Any,
+    q: Any,
+    G: Any,
+    h: Any,
+    A: Any,
+    b: Any,
+    x: NDArray,
+    nu: NDArray,
+    mu: NDArray,
+    active: NDArray[np.bool_],
+    grad_x: NDArray,
+    *,
+    delta: float = 1e-12,
+) -> QPGrad:
     """Exact VJP of one sparse QP: the reduced KKT ``[Q Cᵀ; C −δI]`` factored by qdldl (AMD).
 
     Gradients of the matrices live on their sparsity patterns (CSC), as dxpp's do.
@@ -119,14 +154,20 @@ def sparse_kkt_ldl_vjp(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any, x: NDArra
     k = C.shape[0]
     K = sp.bmat([[sp.csc_matrix(Q), C.T], [C, -delta * sp.eye(k)]], format="csc")
     s = qdldl.Solver(sp.triu(K, format="csc"), upper=True).solve(
-        np.concatenate([np.asarray(grad_x, dtype=np.float64), np.zeros(k)]))
+        np.concatenate([np.asarray(grad_x, dtype=np.float64), np.zeros(k)])
+    )
     v, t = s[:n], s[n:]
     nu = np.asarray(nu, dtype=np.float64) if G is not None else np.zeros(0)
     mu = np.asarray(mu, dtype=np.float64) if A is not None else np.zeros(0)
     gh = np.zeros(Gs.shape[0])
-    gh[J] = t[:J.size]
-    return QPGrad(_sym_outer_on(sp.csc_matrix(Q), v, x), -v,
-                  _row_grad(sp.csc_matrix(Gs), J, nu[J], t[:J.size], v, x)
-                  if G is not None else None, gh if G is not None else None,
-                  _row_grad(sp.csc_matrix(As), np.arange(As.shape[0]), mu, t[J.size:], v, x)
-                  if A is not None else None, t[J.size:] if A is not None else None)
+    gh[J] = t[: J.size]
+    return QPGrad(
+        _sym_outer_on(sp.csc_matrix(Q), v, x),
+        -v,
+        _row_grad(sp.csc_matrix(Gs), J, nu[J], t[: J.size], v, x) if G is not None else None,
+        gh if G is not None else None,
+        _row_grad(sp.csc_matrix(As), np.arange(As.shape[0]), mu, t[J.size :], v, x)
+        if A is not None
+        else None,
+        t[J.size :] if A is not None else None,
+    )

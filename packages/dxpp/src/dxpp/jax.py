@@ -82,7 +82,7 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
         k = sum(present)
         prob, (x, nu, mu, act, g) = args[:k], args[k:]
         arrays = _host_problem(prob, present)
-        data = canonicalize(*arrays, check_psd=False)
+        data = canonicalize(*arrays, check_psd=False, warn_psd=False)
 
         def lift(a: Any) -> np.ndarray:
             a = np.asarray(a, np.float64)
@@ -98,8 +98,9 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
 
     def forward(args: tuple) -> tuple:
         frozen = tuple(jax.lax.stop_gradient(a) for a in args)
-        return jax.pure_callback(solve_host, _result_shapes(args, present), *frozen,
-                                 vmap_method="broadcast_all")
+        return jax.pure_callback(
+            solve_host, _result_shapes(args, present), *frozen, vmap_method="broadcast_all"
+        )
 
     @jax.custom_vjp
     def qp(args: tuple, sol: tuple) -> jax.Array:
@@ -114,13 +115,26 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
         if args[1].dtype == jnp.float64:
             it = iter(args)
             arrays = [next(it) if pr else None for pr in present]
-            grads = jax_vjp(arrays, x, nu, mu, act, g, mode=opts.mode, beta=opts.beta,
-                            c=opts.c, refine=opts.refine)
+            grads = jax_vjp(
+                arrays,
+                x,
+                nu,
+                mu,
+                act,
+                g,
+                mode=opts.mode,
+                beta=opts.beta,
+                c=opts.c,
+                refine=opts.refine,
+            )
             out = tuple(gk for gk in grads if gk is not None)
         else:
             shapes = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args)
-            out = tuple(jax.pure_callback(vjp_host, shapes, *args, x, nu, mu, act, g,
-                                          vmap_method="broadcast_all"))
+            out = tuple(
+                jax.pure_callback(
+                    vjp_host, shapes, *args, x, nu, mu, act, g, vmap_method="broadcast_all"
+                )
+            )
         return out, tuple(jnp.zeros_like(s) for s in sol)
 
     qp.defvjp(fwd, bwd)
@@ -162,9 +176,21 @@ def _run(opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -> 
 
 
 def qp_solve(
-    Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None, *,
-    solver: str = "auto", mode: str = "penalty", beta: float = 1e-4, c: float = 10.0,
-    refine: int = 10, tol: float | None = None, active_tol: float = 1e-7, check_psd: bool = True,
+    Q: Any,
+    q: Any,
+    G: Any = None,
+    h: Any = None,
+    A: Any = None,
+    b: Any = None,
+    *,
+    solver: str = "auto",
+    mode: str = "penalty",
+    beta: float = 1e-4,
+    c: float = 10.0,
+    refine: int = 10,
+    tol: float | None = None,
+    active_tol: float = 1e-7,
+    check_psd: bool = True,
     solver_kwargs: dict[str, Any] | None = None,
 ) -> jax.Array:
     """Differentiable ``x*`` of ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (``jax.custom_vjp``).
@@ -182,13 +208,21 @@ def qp_solve(
         >>> import jax, jax.numpy as jnp
         >>> from dxpp.jax import qp_solve
         >>> with jax.enable_x64(True):
-        ...     f = lambda q: qp_solve(jnp.eye(2), q, jnp.ones((1, 2)), jnp.ones(1)).sum()
+        ...     f = lambda q: qp_solve(jnp.eye(2), q, jnp.ones((1, 2)), jnp.ones(1))[0]
         ...     print(jax.grad(f)(jnp.array([-1.0, -1.0])).round(6))
-        [-0. -0.]
+        [-0.5  0.5]
     """
-    opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine, tol=tol,
-                              active_tol=active_tol, check_psd=check_psd,
-                              solver_kwargs=solver_kwargs)
+    opts = LayerOptions.check(
+        solver=solver,
+        mode=mode,
+        beta=beta,
+        c=c,
+        refine=refine,
+        tol=tol,
+        active_tol=active_tol,
+        check_psd=check_psd,
+        solver_kwargs=solver_kwargs,
+    )
     return _run(opts, Q, q, G, h, A, b)
 
 
@@ -203,16 +237,34 @@ class QPLayer:
         Array([0.5, 0.5], dtype=float32)
     """
 
-    def __init__(self, *, solver: str = "auto", mode: str = "penalty", beta: float = 1e-4,
-                 c: float = 10.0, refine: int = 10, tol: float | None = None,
-                 active_tol: float = 1e-7, check_psd: bool = True,
-                 solver_kwargs: dict[str, Any] | None = None) -> None:
-        self.opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine,
-                                       tol=tol, active_tol=active_tol, check_psd=check_psd,
-                                       solver_kwargs=solver_kwargs)
+    def __init__(
+        self,
+        *,
+        solver: str = "auto",
+        mode: str = "penalty",
+        beta: float = 1e-4,
+        c: float = 10.0,
+        refine: int = 10,
+        tol: float | None = None,
+        active_tol: float = 1e-7,
+        check_psd: bool = True,
+        solver_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.opts = LayerOptions.check(
+            solver=solver,
+            mode=mode,
+            beta=beta,
+            c=c,
+            refine=refine,
+            tol=tol,
+            active_tol=active_tol,
+            check_psd=check_psd,
+            solver_kwargs=solver_kwargs,
+        )
 
-    def __call__(self, Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None,
-                 b: Any = None) -> jax.Array:
+    def __call__(
+        self, Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None
+    ) -> jax.Array:
         """Solve; see :func:`qp_solve`."""
         return _run(self.opts, Q, q, G, h, A, b)
 
@@ -227,9 +279,16 @@ class QPFunction:
             :class:`dxpp.torch.QPFunction` (``eps`` → solver tolerance clipped to ≥ 1e-10).
     """
 
-    def __init__(self, eps: float = 1e-12, verbose: int = 0, notImprovedLim: int = 3,
-                 maxIter: int = 20, solver: Any = "auto", check_Q_spd: bool = True,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        eps: float = 1e-12,
+        verbose: int = 0,
+        notImprovedLim: int = 3,
+        maxIter: int = 20,
+        solver: Any = "auto",
+        check_Q_spd: bool = True,
+        **options: Any,
+    ) -> None:
         if not isinstance(eps, int | float) or not eps > 0:
             raise ValueError(f"eps must be a number > 0, got {eps!r}")
         backend = solver if isinstance(solver, str) else "auto"
@@ -239,12 +298,17 @@ class QPFunction:
         if verbose > 0:
             kwargs.setdefault("verbose", True)
         check_choice(options.get("mode", "penalty"), "mode", ("penalty", "exact"))
-        self.opts = LayerOptions.check(solver=backend, tol=max(float(eps), 1e-10),
-                                       check_psd=bool(check_Q_spd), solver_kwargs=kwargs,
-                                       **options)
+        self.opts = LayerOptions.check(
+            solver=backend,
+            tol=max(float(eps), 1e-10),
+            check_psd=bool(check_Q_spd),
+            solver_kwargs=kwargs,
+            **options,
+        )
 
-    def __call__(self, Q: Any, p: Any, G: Any = None, h: Any = None, A: Any = None,
-                 b: Any = None) -> jax.Array:
+    def __call__(
+        self, Q: Any, p: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None
+    ) -> jax.Array:
         """Solve the batch; returns ``(B, nz)``."""
         args = [None if a is None or jnp.size(a) == 0 else a for a in (Q, p, G, h, A, b)]
         x = _run(self.opts, *args)

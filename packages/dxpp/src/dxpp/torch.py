@@ -17,13 +17,14 @@ References:
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 try:
     import torch
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError("dxpp.torch needs PyTorch: install it with `pip install dxpp[torch]`") from exc
+    raise ImportError(
+        "dxpp.torch needs PyTorch: install it with `pip install dxpp[torch]`"
+    ) from exc
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,21 +100,13 @@ def _batched(t: Any, base: int, B: int, rows: int, n: int, device: torch.device)
     return t.expand(B, *t.shape[1:])
 
 
-def _check_psd(Q: torch.Tensor, check: bool) -> None:
-    """``check``: one batched Cholesky of ``Q + shift·I`` (raises); else a free necessary test
-    (negative diagonal entries), which warns."""
+def _check_psd(Q: torch.Tensor) -> None:
+    """One batched Cholesky of ``Q + shift·I`` in torch; raises if ``Q`` is not PSD."""
     Q = Q.detach().to(torch.float64)
     mats = Q if Q.ndim == 3 else Q.unsqueeze(0)
     if mats.shape[0] == 0 or mats.shape[-1] == 0:
         return
     diag = torch.diagonal(mats, dim1=-2, dim2=-1)
-    if not check:
-        if bool((diag < 0).any()):
-            warnings.warn("Q has negative diagonal entries, so it is not positive semi-definite "
-                          "(check_psd=False skipped the full check): the QP is not convex and "
-                          "the solution and its gradients are unreliable", RuntimeWarning,
-                          stacklevel=5)
-        return
     n = mats.shape[-1]
     shift = 1e-9 * diag.abs().amax(-1).clamp(min=1e-300) * n
     sym = 0.5 * (mats + mats.mT)
@@ -123,23 +116,27 @@ def _check_psd(Q: torch.Tensor, check: bool) -> None:
         k = int((info != 0).nonzero()[0, 0])
         lam = float(torch.linalg.eigvalsh(sym[k])[0])
         where = f" (batch {k})" if mats.shape[0] > 1 else ""
-        raise ValueError(f"Q must be positive semi-definite, got smallest eigenvalue "
-                         f"{lam:.3g}{where}")
+        raise ValueError(
+            f"Q must be positive semi-definite, got smallest eigenvalue {lam:.3g}{where}"
+        )
 
 
 class _QPFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any,
-                b: Any) -> Any:
+    def forward(
+        ctx: Any, opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any
+    ) -> Any:
         tensors = (Q, q, G, h, A, b)
         for t, name in zip(tensors, _NAMES):
             _check_tensor(t, name)
         dtype = _out_dtype(tensors)
-        sparse = any(isinstance(t, torch.Tensor) and t.layout != torch.strided
-                     for t in tensors)
-        data = canonicalize(*(_to_numpy(t) for t in tensors), check_psd=False)
-        if not sparse:
-            _check_psd(Q, opts.check_psd)
+        sparse = any(isinstance(t, torch.Tensor) and t.layout != torch.strided for t in tensors)
+        # Q's PSD check runs in torch below; canonicalize only warns when it is switched off
+        data = canonicalize(
+            *(_to_numpy(t) for t in tensors), check_psd=False, warn_psd=not opts.check_psd
+        )
+        if opts.check_psd and not sparse:
+            _check_psd(Q)
         sol = opts.solve(data)
         device = q.device
         ctx.opts, ctx.data, ctx.sparse, ctx.sol = opts, data, sparse, sol
@@ -161,26 +158,50 @@ class _QPFunction(torch.autograd.Function):
         if ctx.sparse:
             g = grad_x.detach().to("cpu", torch.float64).numpy()
             grad = opts.vjp(data, sol, g if data.batched else g[None])
-            shapes = {"q": tuple(inputs[1].shape),
-                      "h": None if inputs[3] is None else tuple(inputs[3].shape),
-                      "b": None if inputs[5] is None else tuple(inputs[5].shape)}
+            shapes = {
+                "q": tuple(inputs[1].shape),
+                "h": None if inputs[3] is None else tuple(inputs[3].shape),
+                "b": None if inputs[5] is None else tuple(inputs[5].shape),
+            }
             grad = to_input_shapes(grad, shapes, np.dtype(np.float64))
-            return (None, *(_to_torch(gk, t) if need and t is not None else None
-                            for need, gk, t in zip(needs, grad, inputs)))
+            return (
+                None,
+                *(
+                    _to_torch(gk, t) if need and t is not None else None
+                    for need, gk, t in zip(needs, grad, inputs)
+                ),
+            )
         B, n, m, p = data.batch, data.n, data.m, data.p
         device = grad_x.device
-        args = [_batched(t, base, B, rows, n, device) for t, base, rows in
-                zip(inputs, _BASE_NDIM, (n, n, m, m, p, p))]
+        args = [
+            _batched(t, base, B, rows, n, device)
+            for t, base, rows in zip(inputs, _BASE_NDIM, (n, n, m, m, p, p))
+        ]
         Qb, _, Gb, hb, Ab, bb = args
 
         def dev(a: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(a).to(device)
 
-        grads = torch_vjp(Qb, Gb, hb, Ab, bb, dev(sol.x), dev(sol.nu), dev(sol.mu),
-                          dev(sol.active), grad_x.detach().to(torch.float64).reshape(B, n),
-                          mode=opts.mode, beta=opts.beta, c=opts.c, refine=opts.refine,
-                          shared=tuple(t is None or t.ndim == 2 or t.shape[0] == 1
-                                       for t in (inputs[0], inputs[2], inputs[4])))
+        grads = torch_vjp(
+            Qb,
+            Gb,
+            hb,
+            Ab,
+            bb,
+            dev(sol.x),
+            dev(sol.nu),
+            dev(sol.mu),
+            dev(sol.active),
+            grad_x.detach().to(torch.float64).reshape(B, n),
+            mode=opts.mode,
+            beta=opts.beta,
+            c=opts.c,
+            refine=opts.refine,
+            shared=tuple(
+                t is None or t.ndim == 2 or t.shape[0] == 1
+                for t in (inputs[0], inputs[2], inputs[4])
+            ),
+        )
         outs: list[Any] = [None]
         for need, gk, t in zip(needs, grads, inputs):
             outs.append(gk.sum_to_size(t.shape).to(t.dtype) if need and t is not None else None)
@@ -196,12 +217,24 @@ def _apply(opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -
     return _QPFunction.apply(opts, Q, q, G, h, A, b)
 
 
-def qp_solve(Q: torch.Tensor, q: torch.Tensor, G: torch.Tensor | None = None,
-             h: torch.Tensor | None = None, A: torch.Tensor | None = None,
-             b: torch.Tensor | None = None, *, solver: str = "auto", mode: str = "penalty",
-             beta: float = 1e-4, c: float = 10.0, refine: int = 10, tol: float | None = None,
-             active_tol: float = 1e-7, check_psd: bool = True,
-             solver_kwargs: dict[str, Any] | None = None) -> torch.Tensor:
+def qp_solve(
+    Q: torch.Tensor,
+    q: torch.Tensor,
+    G: torch.Tensor | None = None,
+    h: torch.Tensor | None = None,
+    A: torch.Tensor | None = None,
+    b: torch.Tensor | None = None,
+    *,
+    solver: str = "auto",
+    mode: str = "penalty",
+    beta: float = 1e-4,
+    c: float = 10.0,
+    refine: int = 10,
+    tol: float | None = None,
+    active_tol: float = 1e-7,
+    check_psd: bool = True,
+    solver_kwargs: dict[str, Any] | None = None,
+) -> torch.Tensor:
     """Differentiable ``x*`` of ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (functional form of
     :class:`QPLayer`, the same name and options as :func:`dxpp.jax.qp_solve`).
 
@@ -211,13 +244,21 @@ def qp_solve(Q: torch.Tensor, q: torch.Tensor, G: torch.Tensor | None = None,
         >>> q = torch.tensor([-1.0, -1.0], dtype=torch.float64, requires_grad=True)
         >>> x = qp_solve(torch.eye(2, dtype=torch.float64), q,
         ...              torch.ones(1, 2, dtype=torch.float64), torch.ones(1, dtype=torch.float64))
-        >>> x.sum().backward()
+        >>> x[0].backward()  # x₀ = (1 − q₀ + q₁)/2 on the active constraint x₀ + x₁ ≤ 1
         >>> x.detach().numpy().round(6), q.grad.numpy().round(6)
-        (array([0.5, 0.5]), array([-0., -0.]))
+        (array([0.5, 0.5]), array([-0.5,  0.5]))
     """
-    opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine, tol=tol,
-                              active_tol=active_tol, check_psd=check_psd,
-                              solver_kwargs=solver_kwargs)
+    opts = LayerOptions.check(
+        solver=solver,
+        mode=mode,
+        beta=beta,
+        c=c,
+        refine=refine,
+        tol=tol,
+        active_tol=active_tol,
+        check_psd=check_psd,
+        solver_kwargs=solver_kwargs,
+    )
     return _apply(opts, Q, q, G, h, A, b)[0]
 
 
@@ -253,19 +294,43 @@ class QPLayer(torch.nn.Module):
         array([0.5, 0.5])
     """
 
-    def __init__(self, *, solver: str = "auto", mode: str = "penalty", beta: float = 1e-4,
-                 c: float = 10.0, refine: int = 10, tol: float | None = None,
-                 active_tol: float = 1e-7, return_duals: bool = False, check_psd: bool = True,
-                 solver_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        solver: str = "auto",
+        mode: str = "penalty",
+        beta: float = 1e-4,
+        c: float = 10.0,
+        refine: int = 10,
+        tol: float | None = None,
+        active_tol: float = 1e-7,
+        return_duals: bool = False,
+        check_psd: bool = True,
+        solver_kwargs: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
-        self.opts = LayerOptions.check(solver=solver, mode=mode, beta=beta, c=c, refine=refine,
-                                       tol=tol, active_tol=active_tol, check_psd=check_psd,
-                                       solver_kwargs=solver_kwargs)
+        self.opts = LayerOptions.check(
+            solver=solver,
+            mode=mode,
+            beta=beta,
+            c=c,
+            refine=refine,
+            tol=tol,
+            active_tol=active_tol,
+            check_psd=check_psd,
+            solver_kwargs=solver_kwargs,
+        )
         self.return_duals = bool(return_duals)
 
-    def forward(self, Q: torch.Tensor, q: torch.Tensor, G: torch.Tensor | None = None,
-                h: torch.Tensor | None = None, A: torch.Tensor | None = None,
-                b: torch.Tensor | None = None) -> Any:
+    def forward(
+        self,
+        Q: torch.Tensor,
+        q: torch.Tensor,
+        G: torch.Tensor | None = None,
+        h: torch.Tensor | None = None,
+        A: torch.Tensor | None = None,
+        b: torch.Tensor | None = None,
+    ) -> Any:
         """Solve and return ``x*`` (and ``(ν*, μ*)`` when ``return_duals``)."""
         x, nu, mu = _apply(self.opts, Q, q, G, h, A, b)
         return (x, nu, mu) if self.return_duals else x
@@ -323,9 +388,17 @@ class QPFunction:
         array([[0.5, 0.5]])
     """
 
-    def __init__(self, eps: float = 1e-12, verbose: int = 0, notImprovedLim: int = 3,
-                 maxIter: int = 20, solver: Any = "auto", check_Q_spd: bool = True,
-                 broadcast_grad: str = "mean", **options: Any) -> None:
+    def __init__(
+        self,
+        eps: float = 1e-12,
+        verbose: int = 0,
+        notImprovedLim: int = 3,
+        maxIter: int = 20,
+        solver: Any = "auto",
+        check_Q_spd: bool = True,
+        broadcast_grad: str = "mean",
+        **options: Any,
+    ) -> None:
         self.broadcast_grad = check_choice(broadcast_grad, "broadcast_grad", ("mean", "sum"))
         beta = options.pop("beta", 1e-4)
         if not isinstance(eps, int | float) or not eps > 0:
@@ -338,26 +411,49 @@ class QPFunction:
             kwargs.setdefault("max_iter", int(maxIter))
         if verbose > 0:
             kwargs.setdefault("verbose", True)
-        self.opts = LayerOptions.check(solver=backend, beta=beta, tol=max(float(eps), 1e-10),
-                                       check_psd=bool(check_Q_spd), solver_kwargs=kwargs,
-                                       **options)
+        self.opts = LayerOptions.check(
+            solver=backend,
+            beta=beta,
+            tol=max(float(eps), 1e-10),
+            check_psd=bool(check_Q_spd),
+            solver_kwargs=kwargs,
+            **options,
+        )
 
-    def __call__(self, Q: torch.Tensor, p: torch.Tensor, G: torch.Tensor | None = None,
-                 h: torch.Tensor | None = None, A: torch.Tensor | None = None,
-                 b: torch.Tensor | None = None) -> torch.Tensor:
+    def __call__(
+        self,
+        Q: torch.Tensor,
+        p: torch.Tensor,
+        G: torch.Tensor | None = None,
+        h: torch.Tensor | None = None,
+        A: torch.Tensor | None = None,
+        b: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Solve the batch; returns ``(B, nz)``."""
         args = [_none_if_empty(t) for t in (Q, p, G, h, A, b)]
-        for (i, j) in ((2, 3), (4, 5)):
+        for i, j in ((2, 3), (4, 5)):
             if (args[i] is None) != (args[j] is None):
-                raise ValueError(f"{_NAMES[i]} and {_NAMES[j]} must both be empty or both be "
-                                 f"given, got shapes {tuple(np.shape((Q, p, G, h, A, b)[i]))} "
-                                 f"and {tuple(np.shape((Q, p, G, h, A, b)[j]))}")
+                raise ValueError(
+                    f"{_NAMES[i]} and {_NAMES[j]} must both be empty or both be "
+                    f"given, got shapes {tuple(np.shape((Q, p, G, h, A, b)[i]))} "
+                    f"and {tuple(np.shape((Q, p, G, h, A, b)[j]))}"
+                )
         present = [t for t in args if t is not None]
-        B = max((t.shape[0] for t, base in zip(args, _BASE_NDIM)
-                 if t is not None and t.ndim == base + 1), default=1)
+        B = max(
+            (
+                t.shape[0]
+                for t, base in zip(args, _BASE_NDIM)
+                if t is not None and t.ndim == base + 1
+            ),
+            default=1,
+        )
         if self.broadcast_grad == "mean" and B > 1:
-            args = [_ScaleGrad.apply(t, 1.0 / B) if t is not None and t.ndim == base
-                    and t.requires_grad else t for t, base in zip(args, _BASE_NDIM)]
+            args = [
+                _ScaleGrad.apply(t, 1.0 / B)
+                if t is not None and t.ndim == base and t.requires_grad
+                else t
+                for t, base in zip(args, _BASE_NDIM)
+            ]
         del present
         x = _apply(self.opts, *args)[0]
         return x if x.ndim == 2 else x.unsqueeze(0)
