@@ -111,9 +111,16 @@ class Basis:
 
     def _power_matrix(self) -> NDArray[np.float64]:
         """M with φ(t) = M (1, t, …, t^q): row j holds the power coefficients of φ_j in t."""
-        tt = np.linspace(self.lo, self.hi, self.dim + 3)
-        V = np.polynomial.polynomial.polyvander(tt, self.degree)
-        return np.linalg.lstsq(V, self(tt), rcond=None)[0].T
+        M = np.zeros((self.dim, self.dim))
+        for j in range(self.dim):
+            if self.kind == "monomial":
+                M[j, j] = 1.0
+                continue
+            poly = L.Legendre.basis(j, domain=[self.lo, self.hi]).convert(
+                kind=np.polynomial.Polynomial
+            )
+            M[j, : poly.coef.size] = poly.coef
+        return M
 
 
 def make_basis(degree: int, arms: NDArray[np.float64], kind: str = "legendre") -> Basis:

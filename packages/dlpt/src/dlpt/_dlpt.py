@@ -269,6 +269,16 @@ class DLPT:
         th[:, 0] += net.y_mean  # type: ignore[attr-defined]  (φ₀ ≡ 1 in both bases)
         return th
 
+    def _with_theta(self, theta: Array) -> DLPT:
+        """A shallow copy whose nuisance θ̂(x_i) is replaced by ``theta`` (n, q+1) (residuals
+        recomputed): the oracle-θ ablation and the orthogonality check use it."""
+        self._check_fitted()
+        other = DLPT.__new__(DLPT)
+        other.__dict__.update(self.__dict__)
+        other.theta_ = np.asarray(theta, dtype=np.float64)
+        other.resid_ = self.y_ - np.einsum("nk,nk->n", other.theta_, self.basis_(self.t_))
+        return other
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "theta_"):
             raise RuntimeError("DLPT is not fitted: call fit(X, t, y, arms, probs) first")
