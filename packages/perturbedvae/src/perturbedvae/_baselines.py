@@ -1,0 +1,249 @@
+"""Peers re-implemented on PerturbedVAE's interface (``fit(screen)`` / ``predict(conditions)``).
+
+* :class:`ControlMean`: no change (the control cells themselves).
+* :class:`Additive`: control mean + Σ_p (pseudobulk(p) − control mean) over the combination's singles.
+* :class:`Ridge`: ridge regression from the multi-hot u to the pseudobulk of each training
+  condition (intercept unpenalised), λ chosen by leave-one-condition-out cross-validation.
+* :class:`CPALike`: an autoencoder in the spirit of CPA (Lotfollahi et al., 2023): a basal latent
+  made u-independent by an adversarial perturbation classifier behind gradient reversal, learned
+  perturbation embeddings added in latent space, a Gaussian decoder with per-gene variance.
+
+The mean-only peers return cells as training control cells shifted by their predicted Δ.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import nn
+
+from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.experiment import progress as progress_bar
+
+from ._data import CONTROL, Screen, _parse_label, encode_conditions
+from ._perturbedvae import Prediction, mlp
+
+__all__ = ["CPALike", "Additive", "ControlMean", "Ridge"]
+
+
+class _MeanPeer:
+    """Shared fit / predict of the peers that predict a pseudobulk shift."""
+
+    def fit(self, screen: Screen) -> _MeanPeer:
+        if not isinstance(screen, Screen):
+            raise TypeError(f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}")
+        ctrl = screen.is_control
+        if not ctrl.any():
+            raise ValueError("screen has no control cells (condition 'ctrl')")
+        self.perturbations = tuple(screen.perturbations)
+        self.genes = tuple(screen.genes)
+        self._controls = screen.X[ctrl]
+        self.control_mean = self._controls.mean(0)
+        self.seen = {p for p, used in zip(self.perturbations, screen.U.any(0)) if used}
+        self._fit(screen)
+        return self
+
+    def _fit(self, screen: Screen) -> None:
+        pass
+
+    def _delta(self, condition: str) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+        """Pseudobulk means and control cells shifted by the predicted Δ."""
+        if not hasattr(self, "seen"):
+            raise RuntimeError("call fit(screen) first")
+        conds = _parse_request(conditions, self.seen)
+        check_positive_int(n_cells, "n_cells")
+        rng = np.random.default_rng(seed)
+        deltas = np.stack([self._delta(c) for c in conds])
+        base = self._controls[rng.integers(0, len(self._controls), (len(conds), n_cells))]
+        return Prediction(conds, base + deltas[:, None, :], self.control_mean + deltas)
+
+
+def _parse_request(conditions: str | list[str], seen: set[str]) -> list[str]:
+    if isinstance(conditions, str):
+        conditions = [conditions]
+    if len(conditions) == 0:
+        raise ValueError("conditions must name at least one condition")
+    parsed = [_parse_label(c, CONTROL, "+") for c in conditions]
+    unseen = sorted({p for c in parsed if c != CONTROL for p in c.split("+")} - seen)
+    if unseen:
+        raise ValueError(f"perturbations not seen in training: {unseen}")
+    return parsed
+
+
+class ControlMean(_MeanPeer):
+    """Predicts no change: the control mean for every condition."""
+
+    def _delta(self, condition: str) -> NDArray[np.float64]:
+        return np.zeros_like(self.control_mean)
+
+
+class Additive(_MeanPeer):
+    """Control mean plus the sum of the singles' pseudobulk deltas (needs every single observed)."""
+
+    def _fit(self, screen: Screen) -> None:
+        self.single_delta = {}
+        for p in self.seen:
+            mask = screen.conditions == p
+            if mask.any():
+                self.single_delta[p] = screen.X[mask].mean(0) - self.control_mean
+
+    def _delta(self, condition: str) -> NDArray[np.float64]:
+        out = np.zeros_like(self.control_mean)
+        if condition == CONTROL:
+            return out
+        for p in condition.split("+"):
+            if p not in self.single_delta:
+                raise ValueError(f"Additive needs the single {p!r} observed on its own")
+            out = out + self.single_delta[p]
+        return out
+
+
+class Ridge(_MeanPeer):
+    """Ridge from multi-hot u to condition pseudobulk; λ by leave-one-condition-out CV.
+
+    Args:
+        lambdas: the grid of penalties searched (default 10^-3 … 10^3).
+    """
+
+    def __init__(self, lambdas: tuple[float, ...] | None = None) -> None:
+        grid = tuple(np.logspace(-3, 3, 13)) if lambdas is None else tuple(lambdas)
+        if not grid:
+            raise ValueError("lambdas must not be empty")
+        self.lambdas = tuple(check_positive(v, "lambdas") for v in grid)
+
+    @staticmethod
+    def _solve(U: NDArray, Y: NDArray, lam: float) -> tuple[NDArray, NDArray]:
+        um, ym = U.mean(0), Y.mean(0)
+        Uc, Yc = U - um, Y - ym
+        W = np.linalg.solve(Uc.T @ Uc + lam * np.eye(U.shape[1]), Uc.T @ Yc)
+        return W, ym - um @ W
+
+    def _fit(self, screen: Screen) -> None:
+        names = screen.condition_names()
+        U = encode_conditions(names, self.perturbations)
+        Y = np.stack([screen.pseudobulk(c) for c in names])
+        cv = []
+        for lam in self.lambdas:
+            err = 0.0
+            for i in range(len(names)):
+                keep = np.arange(len(names)) != i
+                W, b = self._solve(U[keep], Y[keep], lam)
+                err += float(((U[i] @ W + b - Y[i]) ** 2).mean())
+            cv.append(err)
+        self.lambda_ = self.lambdas[int(np.argmin(cv))]
+        self.W, self.b = self._solve(U, Y, self.lambda_)
+
+    def _delta(self, condition: str) -> NDArray[np.float64]:
+        u = encode_conditions([condition], self.perturbations)[0]
+        return u @ self.W + self.b - self.control_mean
+
+
+class _GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: float) -> torch.Tensor:  # type: ignore[override]
+        ctx.weight = weight
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+        return -ctx.weight * grad, None
+
+
+class CPALike:
+    """A CPA-like compositional autoencoder (the same sizes and epochs as PerturbedVAE).
+
+    z_basal = enc(x); an adversary predicts u from z_basal through gradient reversal (weight
+    ``adversary_weight``), so the encoder learns to remove u; z = z_basal + Σ_p u_p e_p;
+    x ~ N(dec(z), diag σ²). Prediction encodes control cells and adds the embeddings.
+    """
+
+    def __init__(
+        self, n_genes: int, n_perts: int, d_latent: int = 14, *, hidden: int = 256,
+        adversary_weight: float = 1.0,
+    ) -> None:  # fmt: skip
+        self.n_genes = check_positive_int(n_genes, "n_genes")
+        self.n_perts = check_positive_int(n_perts, "n_perts")
+        self.d_latent = check_positive_int(d_latent, "d_latent")
+        self.hidden = check_positive_int(hidden, "hidden")
+        self.adversary_weight = check_positive(adversary_weight, "adversary_weight", strict=False)
+
+    def fit(
+        self, screen: Screen, epochs: int = 100, seed: int = 0, *, lr: float = 1e-4,
+        batch_size: int = 64, progress: bool = False,
+    ) -> CPALike:  # fmt: skip
+        """Adam on the Gaussian NLL + adversarial BCE (gradient reversal); returns ``self``."""
+        if not isinstance(screen, Screen):
+            raise TypeError(f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}")
+        if screen.n_genes != self.n_genes or len(screen.perturbations) != self.n_perts:
+            raise ValueError(
+                f"screen has {screen.n_genes} genes / {len(screen.perturbations)} perturbations, "
+                f"the model expects {self.n_genes} / {self.n_perts}"
+            )
+        if not screen.is_control.any():
+            raise ValueError("screen has no control cells (condition 'ctrl')")
+        check_positive_int(epochs, "epochs")
+        torch.manual_seed(seed)
+        gen = torch.Generator().manual_seed(seed)
+        self.perturbations = tuple(screen.perturbations)
+        self.seen = {p for p, used in zip(self.perturbations, screen.U.any(0)) if used}
+        X = torch.as_tensor(screen.X, dtype=torch.float32)
+        U = torch.as_tensor(screen.U, dtype=torch.float32)
+        self.x_mean, self.x_std = X.mean(0), X.std(0).clamp_min(1e-3)
+        self.enc = mlp(self.n_genes, self.hidden, self.d_latent)
+        self.dec = mlp(self.d_latent, self.hidden, self.n_genes)
+        self.adv = mlp(self.d_latent, self.hidden, self.n_perts)
+        self.emb = nn.Parameter(0.1 * torch.randn(self.n_perts, self.d_latent))
+        self.log_var = nn.Parameter(torch.zeros(self.n_genes))
+        params = [*self.enc.parameters(), *self.dec.parameters(), *self.adv.parameters()]
+        opt = torch.optim.Adam([*params, self.emb, self.log_var], lr=lr)
+        bce = nn.BCEWithLogitsLoss()
+        self._controls = screen.X[screen.is_control]
+        for _ in progress_bar(range(epochs), enabled=progress, total=epochs, desc="CPA-like"):
+            order = torch.randperm(len(X), generator=gen)
+            for start in range(0, len(X), batch_size):
+                idx = order[start : start + batch_size]
+                xs = (X[idx] - self.x_mean) / self.x_std
+                zb = self.enc(xs)
+                h = self.dec(zb + U[idx] @ self.emb)
+                nll = 0.5 * (((xs - h) ** 2) * torch.exp(-self.log_var) + self.log_var).sum(-1)
+                adv = bce(self.adv(_GradReverse.apply(zb, self.adversary_weight)), U[idx])
+                loss = nll.mean() + 0.5 * math.log(2 * math.pi) * self.n_genes + adv * self.n_perts
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        return self
+
+    def background(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The basal latent of cells ``X``."""
+        with torch.no_grad():
+            x = torch.as_tensor(np.asarray(X, dtype=np.float32))
+            return self.enc((x - self.x_mean) / self.x_std).numpy().astype(np.float64)
+
+    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+        """Encode control cells, add the embeddings of the combination, decode (+ noise)."""
+        if not hasattr(self, "seen"):
+            raise RuntimeError("call fit(screen) first")
+        conds = _parse_request(conditions, self.seen)
+        check_positive_int(n_cells, "n_cells")
+        rng = np.random.default_rng(seed)
+        gen = torch.Generator().manual_seed(seed)
+        U = torch.as_tensor(encode_conditions(conds, self.perturbations), dtype=torch.float32)
+        cells, means = [], []
+        sd = torch.exp(0.5 * self.log_var) * self.x_std
+        with torch.no_grad():
+            for k in range(len(conds)):
+                x0 = torch.as_tensor(
+                    self._controls[rng.integers(0, len(self._controls), n_cells)],
+                    dtype=torch.float32,
+                )
+                zb = self.enc((x0 - self.x_mean) / self.x_std)
+                m = self.dec(zb + U[k] @ self.emb) * self.x_std + self.x_mean
+                cells.append((m + sd * torch.randn(m.shape, generator=gen)).numpy())
+                means.append(m.mean(0).numpy())
+        return Prediction(conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64))

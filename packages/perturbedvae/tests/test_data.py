@@ -1,0 +1,127 @@
+"""read_screen on small .h5ad files written here; the synthetic and semi-synthetic generators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+anndata = pytest.importorskip("anndata")
+
+from perturbedvae.data import CONTROL, read_screen, semisynthetic_pbmc, simulate_screen  # noqa: E402
+
+
+def _write(tmp_path, labels, X=None, name="s.h5ad", **obs):
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(len(labels), 6))) if X is None else X
+    adata = anndata.AnnData(X, obs={"condition": labels, **obs})
+    adata.var_names = [f"G{i}" for i in range(X.shape[1])]
+    path = tmp_path / name
+    adata.write_h5ad(path)
+    return path
+
+
+def test_gears_and_norman_labels(tmp_path):
+    gears = read_screen(_write(tmp_path, ["ctrl", "A+ctrl", "ctrl+B", "B+A", "A"]))
+    assert list(gears.conditions) == ["ctrl", "A", "B", "A+B", "A"]
+    assert gears.perturbations == ("A", "B")
+    np.testing.assert_array_equal(gears.U, [[0, 0], [1, 0], [0, 1], [1, 1], [1, 0]])
+    assert gears.genes == tuple(f"G{i}" for i in range(6))
+    norman = read_screen(_write(tmp_path, ["ctrl", "A", "A_B", "B_ctrl", "ctrl"]), sep="_")
+    assert list(norman.conditions) == ["ctrl", "A", "A+B", "B", "ctrl"]
+    other = read_screen(
+        _write(tmp_path, ["NT", "KLF1", "KLF1_SET", "NT"], key=["x"] * 4),
+        control="NT", sep="_", batch_key="key",
+    )  # fmt: skip
+    assert list(other.conditions) == ["ctrl", "KLF1", "KLF1+SET", "ctrl"]
+    assert list(other.batch) == ["x"] * 4
+
+
+def test_counts_normalised_with_warning_or_kept(tmp_path):
+    counts = np.random.default_rng(1).poisson(3.0, size=(4, 6)).astype(np.float64)
+    counts[:, 0] += 5
+    path = _write(tmp_path, ["ctrl", "A", "A", "ctrl"], X=counts)
+    with pytest.warns(UserWarning, match="integer counts"):
+        s = read_screen(path)
+    np.testing.assert_allclose(s.X, np.log1p(counts / counts.sum(1, keepdims=True) * 1e4))
+    kept = read_screen(path, keep_counts=True)
+    assert kept.counts and np.array_equal(kept.X, counts)
+
+
+def test_layer_and_in_memory(tmp_path):
+    adata = anndata.AnnData(np.zeros((2, 3)), obs={"condition": ["ctrl", "A"]})
+    adata.layers["lognorm"] = np.ones((2, 3)) * 0.5
+    s = read_screen(adata, layer="lognorm")
+    assert np.all(s.X == 0.5)
+    with pytest.raises(ValueError, match="layer 'nope' not found"):
+        read_screen(adata, layer="nope")
+
+
+def test_read_screen_errors(tmp_path):
+    with pytest.raises(ValueError, match="no control cells"):
+        read_screen(_write(tmp_path, ["A", "B"]))
+    with pytest.raises(ValueError, match="cannot be parsed"):
+        read_screen(_write(tmp_path, ["ctrl", "A++B"]))
+    with pytest.raises(ValueError, match="empty or missing"):
+        read_screen(_write(tmp_path, ["ctrl", " "]))
+    with pytest.raises(ValueError, match="repeats"):
+        read_screen(_write(tmp_path, ["ctrl", "A+A"]))
+    with pytest.raises(ValueError, match="condition_key 'cond'"):
+        read_screen(_write(tmp_path, ["ctrl", "A"]), condition_key="cond")
+    X = np.ones((2, 6))
+    X[1, 2] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        read_screen(_write(tmp_path, ["ctrl", "A"], X=X))
+    with pytest.raises(TypeError, match="AnnData"):
+        read_screen(42)
+
+
+def test_simulate_screen_ground_truth():
+    sp = simulate_screen(n_cells=50, n_controls=300, seed=3)
+    tr, te = sp.train, sp.test
+    assert set(tr.condition_names()) == {CONTROL, *tr.perturbations} and len(tr.perturbations) == 12
+    assert len(sp.doubles) == 20 and all(len(d.split("+")) == 2 for d in sp.doubles)
+    assert not set(sp.doubles) & set(tr.conditions)
+    W = tr.truth["W"]
+    assert np.all(W[np.triu_indices(6)] == 0)
+    nz = np.abs(W[np.tril_indices(6, -1)])
+    assert np.all((nz == 0) | ((nz >= 0.5) & (nz <= 1.0)))
+    shifts = tr.truth["shifts"]
+    assert np.all(((shifts != 0).sum(1) >= 1) & ((shifts != 0).sum(1) <= 2))
+    assert np.all((np.abs(shifts[shifts != 0]) >= 1.5) & (np.abs(shifts[shifts != 0]) <= 3))
+    assert tr.truth["z_bg"].shape == (tr.n_cells, 8) and te.truth["z_pert"].shape == (te.n_cells, 6)
+    # z_nu feeds <= 10 genes each: genes outside every node's set do not move with u
+    genes = np.unique(np.concatenate(tr.truth["genes_of_node"]))
+    others = np.setdiff1d(np.arange(100), genes)
+    tm = te.truth["true_means"]
+    moved = np.abs(tm[sp.doubles[0]] - tm[CONTROL])
+    assert moved[others].max() < 0.05 and moved[genes].max() > 0.1
+    # heldout fraction and reproducibility
+    assert (te.conditions == CONTROL).sum() == 75
+    again = simulate_screen(n_cells=50, n_controls=300, seed=3)
+    np.testing.assert_array_equal(again.train.X, tr.X)
+    with pytest.raises(ValueError, match="n_doubles"):
+        simulate_screen(n_doubles=100)
+    with pytest.raises(ValueError, match="noise"):
+        simulate_screen(noise="laplace")
+
+
+def test_simulated_perturbation_share_of_variance():
+    sp = simulate_screen(n_cells=100, n_controls=100, seed=0)
+    tr = sp.train
+    ctrl_var = tr.X[tr.is_control].var(0).sum()
+    assert tr.X.var(0).sum() < ctrl_var / 0.85  # perturbations explain well under 15%
+
+
+def test_semisynthetic_pbmc():
+    pytest.importorskip("scanpy")
+    sp = semisynthetic_pbmc(n_cells=20, n_controls=40, seed=0)
+    tr, te = sp.train, sp.test
+    assert tr.n_genes == 765 and len(tr.perturbations) == 10 and len(sp.doubles) == 20
+    assert (tr.X >= 0).all() and (te.X >= 0).all()
+    assert set(np.unique(tr.truth["cell_type"])) <= set(range(10))
+    assert tr.truth["pcs"].shape == (tr.n_cells, 10)
+    eff = tr.truth["effects"]
+    assert np.all((eff != 0).sum(-1) <= int(0.05 * 765))
+    ratio = np.abs(eff).max(-1).max(0) / np.abs(eff).max(-1).min(0)
+    assert np.allclose(ratio[ratio > 1.01], 1.5)
+    assert not set(sp.doubles) & set(tr.conditions)

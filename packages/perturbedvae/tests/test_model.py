@@ -1,0 +1,220 @@
+"""PerturbedVAE: the SCM structure, the closed-form KL, u-free background, prediction, errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from perturbedvae import PerturbedVAE
+from perturbedvae._perturbedvae import scm_kl
+from perturbedvae.data import Screen, simulate_screen
+
+
+def _kl_mc(mu_n, lv_n, mu_b, lv_b, A, C, shift, lo, n=100_000, seed=1):
+    """Independent estimate: sample z_ι, z_ν; log q − log p with the full-covariance prior."""
+    g = torch.Generator().manual_seed(seed)
+    d = mu_n.shape[-1]
+    z_b = mu_b + torch.exp(0.5 * lv_b) * torch.randn(n, mu_b.shape[-1], generator=g, dtype=torch.float64)
+    z_n = mu_n + torch.exp(0.5 * lv_n) * torch.randn(n, d, generator=g, dtype=torch.float64)
+    Minv = torch.linalg.inv(torch.eye(d, dtype=torch.float64) - A)
+    cov = Minv @ torch.diag(torch.exp(lo)) @ Minv.T
+    p = torch.distributions.MultivariateNormal((z_b @ C.T + shift) @ Minv.T, covariance_matrix=cov)
+    q = torch.distributions.Normal(mu_n, torch.exp(0.5 * lv_n))
+    return float((q.log_prob(z_n).sum(-1) - p.log_prob(z_n)).mean())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_closed_form_kl_matches_monte_carlo(seed):
+    g = torch.Generator().manual_seed(seed)
+    d, b = 5, 7
+    rnd = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)  # noqa: E731
+    A = torch.tril(rnd(d, d), -1) * 0.7
+    C = 0.5 * rnd(d, b)
+    mu_n, lv_n, mu_b, lv_b = rnd(1, d), 0.5 * rnd(1, d), rnd(1, b), 0.5 * rnd(1, b)
+    shift, lo = rnd(1, d), 0.5 * rnd(d)
+    kl = float(scm_kl(mu_n, lv_n, mu_b, lv_b, A, C, shift, lo))
+    mc = _kl_mc(mu_n, lv_n, mu_b, lv_b, A, C, shift, lo)
+    assert kl > 1.0
+    assert abs(kl - mc) <= 0.01 * abs(mc)
+
+
+def test_kl_is_zero_when_posterior_equals_prior_without_background_coupling():
+    d, b = 3, 2
+    A = torch.tensor([[0, 0, 0], [0.5, 0, 0], [0, 0, 0.0]], dtype=torch.float64)
+    lo = torch.zeros(d, dtype=torch.float64)
+    # prior covariance is not diagonal when A != 0, so use A = 0 for an exact zero
+    mu = torch.tensor([[0.3, -0.2, 1.0]], dtype=torch.float64)
+    kl0 = scm_kl(mu, torch.zeros(1, d), torch.zeros(1, b), torch.full((1, b), -30.0),
+                 torch.zeros(d, d, dtype=torch.float64), torch.zeros(d, b, dtype=torch.float64),
+                 mu, lo)  # fmt: skip
+    assert float(kl0) == pytest.approx(0.0, abs=1e-10)
+    kl1 = scm_kl(mu, torch.zeros(1, d), torch.zeros(1, b), torch.zeros(1, b), A,
+                 torch.zeros(d, b, dtype=torch.float64), mu, lo)  # fmt: skip
+    assert float(kl1) > 0
+
+
+def test_A_strictly_lower_triangular_after_training(model):
+    A = model.A
+    assert np.all(A[np.triu_indices_from(A)] == 0.0)
+    assert np.any(A[np.tril_indices_from(A, -1)] != 0.0)  # it did train
+
+
+def test_background_encoder_ignores_u(model, split):
+    test = split.test
+    relabeled = dataclasses.replace(test, conditions=np.full(test.n_cells, "ctrl"))
+    assert np.array_equal(model.background(test), model.background(relabeled))
+    assert np.array_equal(model.background(test), model.background(test.X))
+    assert model.net.enc_bg[0].in_features == 100  # x only
+    assert not np.allclose(model.perturbation_latent(test), model.perturbation_latent(relabeled))
+
+
+def test_two_hot_decodes_without_retraining(model, split):
+    before = [p.detach().clone() for p in model.net.parameters()]
+    pred = model.predict(split.doubles, n_cells=50)
+    assert pred.cells.shape == (5, 50, 100) and pred.mean.shape == (5, 100)
+    assert np.isfinite(pred.cells).all()
+    a, b = split.doubles[0].split("+")
+    assert np.array_equal(pred[f"{b}+{a}"], pred.mean[0])
+    single = model.predict([a, b, "ctrl"], n_cells=50)
+    assert not np.allclose(pred.mean[0], single.mean[2])
+    for p, q in zip(before, model.net.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_predict_is_reproducible(model, split):
+    a = model.predict(split.doubles[:2], n_cells=30, seed=3)
+    b = model.predict(split.doubles[:2], n_cells=30, seed=3)
+    assert np.array_equal(a.cells, b.cells)
+
+
+def test_programs_tables(model):
+    prog = model.programs()
+    assert prog.targets.shape == (12, 6) and prog.node_genes.shape == (6, 100)
+    np.testing.assert_allclose(
+        prog.total_effects, np.linalg.solve(np.eye(6) - prog.dag, prog.targets.T).T, atol=1e-5
+    )
+    tab = prog.perturbation_table()
+    assert set(tab) == set(model.perturbations) and all(tab[p] for p in tab)
+    genes = prog.gene_table(k=5)
+    assert len(genes) == 6 and all(len(v) == 5 for v in genes.values())
+
+
+def test_jacobian_matches_finite_differences(model):
+    prog = model.programs()
+    net = model.net
+    with torch.no_grad():
+        x0 = torch.as_tensor(model._controls[:500], dtype=torch.float32)
+        z_b = net.encode_bg(x0)[0]
+        B = torch.eye(6) - net.A
+        z_n = torch.linalg.solve_triangular(B, (z_b @ net.C.T).T, upper=False, unitriangular=True).T
+        eps = 1e-2
+        e = torch.zeros(6)
+        e[2] = eps
+        up = net.decode_mean(torch.cat([z_b, z_n + e], -1), None).mean(0)
+        dn = net.decode_mean(torch.cat([z_b, z_n - e], -1), None).mean(0)
+    np.testing.assert_allclose(((up - dn) / (2 * eps)).numpy(), prog.node_genes[2], atol=2e-3)
+
+
+def test_learns_to_separate_background_and_beats_control_mean():
+    split = simulate_screen(n_cells=60, n_controls=400, n_doubles=4, seed=1)
+    m = PerturbedVAE(100, 12, hidden=64).fit(split.train, epochs=25, lr=1e-3)
+    from perturbedvae import background_r2
+
+    assert background_r2(m.background(split.test), split.test.truth["z_bg"]) > 0.7
+    pred = m.predict(["ctrl", *split.doubles], n_cells=400)
+    tm = split.test.truth["true_means"]
+    err = np.mean([np.abs(pred.mean[k + 1] - tm[d]).mean() for k, d in enumerate(split.doubles)])
+    base = np.mean([np.abs(tm["ctrl"] - tm[d]).mean() for d in split.doubles])
+    assert err < 0.8 * base
+
+
+def test_nb_likelihood_and_soft_intervention():
+    split = simulate_screen(n_cells=30, n_controls=100, n_doubles=2, noise="poisson", seed=0)
+    assert split.train.counts and np.all(split.train.X == np.round(split.train.X))
+    m = PerturbedVAE(100, 12, likelihood="nb", intervention="soft", hidden=32)
+    m.fit(split.train, epochs=2, lr=1e-3)
+    assert np.isfinite(m.history).all()
+    pred = m.predict(split.doubles, n_cells=20)
+    assert (pred.cells >= 0).all() and np.all(pred.cells == np.round(pred.cells))
+    assert (pred.mean > 0).all()
+    assert m.net.gamma is not None and m.net.gamma.abs().sum() > 0
+
+
+def test_batch_aware_control_partners(split):
+    from perturbedvae._perturbedvae import _control_partners
+
+    tr = split.train
+    batch = np.where(np.arange(tr.n_cells) % 2 == 0, "a", "b")
+    screen = dataclasses.replace(tr, batch=batch)
+    ctrl = np.flatnonzero(screen.is_control)
+    draw = _control_partners(screen, ctrl)
+    idx = np.flatnonzero(~screen.is_control)[:200]
+    got = draw(idx, np.random.default_rng(0))
+    assert np.all(screen.is_control[got]) and np.all(batch[got] == batch[idx])
+    PerturbedVAE(100, 12, hidden=16).fit(screen, epochs=1)
+
+
+def test_bad_input(model, split):
+    with pytest.raises(ValueError, match="not seen in training: \\['ZZ'\\]"):
+        model.predict(["P00+ZZ"])
+    with pytest.raises(ValueError, match="empty"):
+        model.predict([""])
+    with pytest.raises(ValueError, match="at least one"):
+        model.predict([])
+    with pytest.raises(ValueError, match="cannot be parsed"):
+        model.predict(["P00++P01"])
+    with pytest.raises(ValueError, match="100 gene columns"):
+        model.background(np.zeros((3, 99)))
+    with pytest.raises(ValueError, match="finite"):
+        model.background(np.full((3, 100), np.nan))
+    with pytest.raises(ValueError, match="finite"):
+        model.background(np.full((3, 100), np.inf))
+    with pytest.raises(TypeError, match="real-valued"):
+        model.background(np.zeros((3, 100), dtype=complex))
+    with pytest.raises(ValueError, match="dimension"):
+        model.background(np.zeros(100))
+    shuffled = dataclasses.replace(split.test, genes=tuple(reversed(split.test.genes)))
+    with pytest.raises(ValueError, match="genes differ"):
+        model.background(shuffled)
+    with pytest.raises(ValueError, match="alpha must be finite and >= 0"):
+        PerturbedVAE(100, 12, alpha=-0.1)
+    with pytest.raises(ValueError, match="likelihood"):
+        PerturbedVAE(100, 12, likelihood="poisson")
+    with pytest.raises(ValueError, match="intervention"):
+        PerturbedVAE(100, 12, intervention="x")
+    with pytest.raises(TypeError, match="n_genes"):
+        PerturbedVAE(100.5, 12)
+    with pytest.warns(UserWarning, match="d_pert=8 >= d_bg=8"):
+        PerturbedVAE(100, 12, d_bg=8, d_pert=8)
+    no_ctrl = split.train.subset(~split.train.is_control)
+    with pytest.raises(ValueError, match="no control cells"):
+        PerturbedVAE(100, 12, hidden=8).fit(no_ctrl, epochs=1)
+    with pytest.raises(ValueError, match="expects 100"):
+        PerturbedVAE(100, 12, hidden=8).fit(split.train.subset(np.arange(10)).__class__(
+            np.zeros((2, 5)), np.array(["ctrl", "ctrl"]), split.train.perturbations,
+            tuple("abcde")), epochs=1)  # fmt: skip
+    neg = dataclasses.replace(split.train, X=split.train.X - 100.0)
+    with pytest.raises(ValueError, match="negative values"):
+        PerturbedVAE(100, 12, likelihood="nb", hidden=8).fit(neg, epochs=1)
+    with pytest.raises(ValueError, match="warmup"):
+        PerturbedVAE(100, 12, hidden=8).fit(split.train, epochs=1, warmup=1.5)
+    with pytest.raises(RuntimeError, match="fit"):
+        PerturbedVAE(100, 12).predict(["P00"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PerturbedVAE(100, 12)
+
+
+def test_screen_validation():
+    with pytest.raises(ValueError, match="finite"):
+        Screen(np.array([[np.nan]]), np.array(["ctrl"]), (), ("g",))
+    with pytest.raises(ValueError, match="not in perturbations"):
+        Screen(np.zeros((1, 1)), np.array(["A"]), ("B",), ("g",))
+    with pytest.raises(ValueError, match="genes must have"):
+        Screen(np.zeros((1, 2)), np.array(["ctrl"]), (), ("g",))
+    with pytest.raises(ValueError, match="no cells"):
+        Screen(np.zeros((1, 1)), np.array(["ctrl"]), ("A",), ("g",)).pseudobulk("A")
