@@ -68,7 +68,9 @@ def item1(seeds: int = 5, progress: bool = False) -> dict[str, Any]:
             worst["prob"] = max(worst["prob"], _maxdiff(np.exp(log_prob_arm(q, space)), p_r))
             worst["log_z"] = max(worst["log_z"], abs(float(log_partition(r, space)) - logz))
     worst["cases"] = len(cases) * seeds
-    worst["pass"] = all(worst[k] <= 1e-12 for k in ("r_round_trip", "q_round_trip", "prob", "log_z"))
+    worst["pass"] = all(
+        worst[k] <= 1e-12 for k in ("r_round_trip", "q_round_trip", "prob", "log_z")
+    )
     return worst
 
 
@@ -134,7 +136,9 @@ def item3(seed: int = 0) -> dict[str, Any]:
         lp = log_prob_arm(q, space)
         out["finite"] &= bool(np.isfinite(q[space.allowed]).all() and np.isfinite(lp).all())
         scale = np.max(np.abs(r[space.allowed]))
-        out["rel_round_trip"] = max(out["rel_round_trip"], _maxdiff(arm_to_ebm(q, space), r) / scale)
+        out["rel_round_trip"] = max(
+            out["rel_round_trip"], _maxdiff(arm_to_ebm(q, space), r) / scale
+        )
         q1 = np.where(space.allowed, 1e3 * rng.normal(size=space.shape), -np.inf)
         back = ebm_to_arm(arm_to_ebm(q1, space), space)
         out["rel_round_trip"] = max(out["rel_round_trip"], _maxdiff(back, q1) / scale)
@@ -174,7 +178,10 @@ def item3(seed: int = 0) -> dict[str, Any]:
 
     with jax.enable_x64(True):
         errs = []
-        for r_np, sp in ((r, space), (np.where(space.allowed, 1e3 * rng.normal(size=space.shape), -np.inf), space)):
+        for r_np, sp in (
+            (r, space),
+            (np.where(space.allowed, 1e3 * rng.normal(size=space.shape), -np.inf), space),
+        ):
             rj = jnp.asarray(r_np)
             qn, qj = ebm_to_arm(r_np, sp), ebm_to_arm(rj, sp)
             errs.append(_maxdiff(qn, qj))
@@ -182,7 +189,9 @@ def item3(seed: int = 0) -> dict[str, Any]:
             errs.append(abs(float(log_partition(r_np, sp)) - float(log_partition(rj, sp))))
             errs.append(_maxdiff(log_prob_arm(qn, sp), log_prob_arm(jnp.asarray(qn), sp)))
             q2 = np.where(sp.allowed, rng.normal(size=sp.shape), -np.inf)
-            errs.append(abs(float(kl(qn, q2, sp)) - float(kl(jnp.asarray(qn), jnp.asarray(q2), sp))))
+            errs.append(
+                abs(float(kl(qn, q2, sp)) - float(kl(jnp.asarray(qn), jnp.asarray(q2), sp)))
+            )
         out["jax_vs_numpy"] = max(errs)
     out["pass"] = bool(
         out["finite"]

@@ -60,12 +60,14 @@ def check_table(x: Any, space: _Layered, name: str) -> Any:
     """
     xp = get_xp(x)
     if xp is np:
+        if np.iscomplexobj(x):
+            raise TypeError(f"{name} must be real-valued, got a complex array")
         try:
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real numeric array, got {type(x).__name__}") from None
-        if np.iscomplexobj(x):
-            raise TypeError(f"{name} must be real-valued, got a complex array")
+            raise TypeError(
+                f"{name} must be a real numeric array, got {type(x).__name__}"
+            ) from None
     else:
         arr = x
         if xp.iscomplexobj(arr) or not xp.issubdtype(arr.dtype, xp.floating):
@@ -95,7 +97,9 @@ def check_vector(x: Any, n: int, name: str, what: str) -> Any:
         try:
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real numeric array, got {type(x).__name__}") from None
+            raise TypeError(
+                f"{name} must be a real numeric array, got {type(x).__name__}"
+            ) from None
     else:
         arr = x
         if xp.iscomplexobj(arr) or not xp.issubdtype(arr.dtype, xp.floating):

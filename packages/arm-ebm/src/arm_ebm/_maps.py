@@ -28,8 +28,8 @@ from ._space import SequenceSpace, _Layered, as_space, as_trie
 
 __all__ = [
     "arm_to_ebm",
-    "kl_regularized_policy",
     "ebm_to_arm",
+    "kl_regularized_policy",
     "log_partition",
     "log_policy",
     "log_prob_arm",

@@ -81,7 +81,8 @@ def _row(
 
 def _lookahead_figure(plt: Any, task: PlanningTask, q_star: np.ndarray, out: Path) -> Path:
     sp = task.space
-    shift = log_policy(q_star, sp) - log_policy(task.q0, sp)
+    with np.errstate(invalid="ignore"):
+        shift = log_policy(q_star, sp) - log_policy(task.q0, sp)
     rho = visit_probabilities(q_star, sp)
     T = sp.max_len
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), constrained_layout=True)
@@ -112,7 +113,9 @@ def _lookahead_figure(plt: Any, task: PlanningTask, q_star: np.ndarray, out: Pat
     return save_figure(fig, out / "lookahead_logit_shift.png")
 
 
-def _curve_figure(plt: Any, curves: dict[str, Any], widths: list[int], mlp: list, out: Path) -> Path:
+def _curve_figure(
+    plt: Any, curves: dict[str, Any], widths: list[int], mlp: list, out: Path
+) -> Path:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     for name, (Ns, kls, bounds) in curves.items():
         (line,) = a1.loglog(Ns, kls, "o-", label=f"KL, {name}")
@@ -242,9 +245,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     for k, v in items.items():
         result.checks[labels[k]] = bool(v["pass"])
     i1, i2, i3, i4, i5, i6 = (items[k] for k in "123456")
-    acc_table = ResultTable(
-        "Acceptance items 1–6 (measured)", ["figure", "bar"], note=_load_note()
-    )
+    acc_table = ResultTable("Acceptance items 1–6 (measured)", ["figure", "bar"], note=_load_note())
     acc_table.add_row(
         "1 round trips / probs / log Z",
         figure=f"{max(i1['r_round_trip'], i1['q_round_trip']):.1e} / {i1['prob']:.1e} / "

@@ -502,7 +502,9 @@ class FactoredSpace(_Layered):
         rows = [np.asarray(fn(int(d), k), dtype=np.float64) for d, k in zip(self.depth, self.keys)]
         out = np.stack(rows)
         if out.shape != self.shape:
-            raise ValueError(f"fn must return arrays of shape ({self.vocab_size},), got {out.shape}")
+            raise ValueError(
+                f"fn must return arrays of shape ({self.vocab_size},), got {out.shape}"
+            )
         return out
 
     def states_of(self, space: SequenceSpace) -> NDArray[np.int64]:
