@@ -70,3 +70,11 @@ def test_markdown_cells_escape_pipes():
     t.add_row("a|b", **{"|x|": "|miss - alpha| = 0.01"})
     row = t.to_markdown().splitlines()[-1]
     assert row == r"| a\|b | \|miss - alpha\| = 0.01 |"
+
+
+def test_a_result_without_checks_has_not_passed():
+    from icml26_shared.experiment import ExperimentResult
+
+    assert not ExperimentResult("p", "t").passed
+    assert ExperimentResult("p", "t", checks={"a": True}).passed
+    assert not ExperimentResult("p", "t", checks={"a": True, "b": False}).passed

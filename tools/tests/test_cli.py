@@ -20,6 +20,16 @@ def _broken(quick, out_dir, progress):
     raise RuntimeError("boom")
 
 
+def _failing(quick, out_dir, progress):
+    return ex.ExperimentResult(
+        "failing", "misses a bar", checks={"bar met": False, "runs": True}, headline="missed"
+    )
+
+
+def _unchecked(quick, out_dir, progress):
+    return ex.ExperimentResult("unchecked", "checks nothing", headline="?")
+
+
 def _entry(name, experiment):
     return SimpleNamespace(name=name, dist=None, load=lambda: experiment)
 
@@ -48,9 +58,45 @@ def test_reproduce_selected_package_and_list(fake_packages, tmp_path, capsys):
     assert cli.main(["reproduce", "good", "--out", str(tmp_path), "--no-progress"]) == 0
     assert cli.main(["list", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "good" in out and "pass" in out and "a broken experiment" in out
+    assert "good" in out and "pass" in out and "bad" in out and "not run" in out
     with pytest.raises(SystemExit, match="unknown package"):
         cli.main(["reproduce", "nope", "--out", str(tmp_path)])
+
+
+def test_reproduce_exits_1_on_a_failing_check_and_names_it(monkeypatch, tmp_path, capsys):
+    eps = {
+        "good": _entry("good", ex.Experiment("good", "works", _ok)),
+        "failing": _entry("failing", ex.Experiment("failing", "misses", _failing)),
+        "unchecked": _entry("unchecked", ex.Experiment("unchecked", "nothing", _unchecked)),
+    }
+    monkeypatch.setattr(cli, "discover", lambda: dict(sorted(eps.items())))
+    assert cli.main(["reproduce", "good", "--out", str(tmp_path), "--no-progress"]) == 0
+    code = cli.main(["reproduce", "--out", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "failing: checks failing: bar met" in out and "runs" not in out.split("failing:")[1].split("\n")[0]
+    assert "unchecked: checks failing: no check was recorded" in out
+    assert "checks failing in: failing, unchecked" in out
+    saved = json.loads((tmp_path / "unchecked" / "result.json").read_text())
+    assert saved["passed"] is False  # no check recorded: nothing was shown
+
+
+def test_list_imports_neither_torch_nor_jax(tmp_path):
+    """With the real installed packages (bittokens, gse-flow, dxpp pull torch/jax when imported)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from icml26_tools.cli import main; "
+        f"assert main(['list', '--out', {str(tmp_path)!r}]) == 0; "
+        "heavy = {'torch', 'jax', 'jaxlib', 'matplotlib', 'transformers'} & "
+        "{m.split('.')[0] for m in sys.modules}; "
+        "assert not heavy, heavy"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for name in cli.discover():
+        assert name in done.stdout
 
 
 def test_report_rebuilds_from_saved_results(fake_packages, tmp_path):

@@ -9,27 +9,15 @@ work); the table reports updates/s and the ratio to the pure-Python UP-OCP loop.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import platform
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
+from icml26_shared.bench import BenchReport, time_call
 from icml26_shared.datasets import score_stream
 from up_ocp import OnlineConformal, make_algorithm, run_algorithm
 from up_ocp.baselines import aci
-
-
-def _best_of(fn, repeats: int) -> float:
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def up_python_loop(scores: list[float], alpha: float = 0.1, eps: float = 1.0) -> list[float]:
@@ -57,91 +45,55 @@ def main() -> int:
     n_streams, T = 1000, (500 if args.quick else 2000)
     reps = 2 if args.quick else 3
     scores = score_stream("change_point", T, n_streams=n_streams, seed=0).scores
-    rows: dict[str, dict[str, float]] = {}
+    report = BenchReport("up-ocp", quick=args.quick)
 
-    def record(name: str, updates: int, seconds: float, note: str = "") -> None:
-        rows[name] = {
-            "updates": updates,
-            "seconds": seconds,
-            "updates_per_s": updates / seconds,
-            "note": note,
-        }
+    def add(case: str, method: str, timing, updates: int, note: str = "") -> None:
+        report.add(
+            case, method, timing, updates=updates, updates_per_s=updates / timing.median, note=note
+        )
 
-    # 1. pure-Python loop (one stream at a time)
-    n_py = 50_000 if args.quick else 200_000
-    flat = scores.ravel()[:n_py].tolist()
-    record(
-        "UP-OCP pure-Python loop",
-        n_py,
-        _best_of(lambda: up_python_loop(flat), reps),
-        "plain floats",
-    )
-    ref = OnlineConformal("up").run(scores[0, :T])
-    assert np.allclose(up_python_loop(scores[0, :T].tolist()), ref, rtol=1e-9, atol=1e-12)
-
-    # 2. the numpy functional core driven one stream at a time (per-call overhead)
+    # 1. one stream: the pure-Python loop a user would write vs the numpy functional core
+    one = scores[0]
+    ref = OnlineConformal("up").run(one)
+    assert np.allclose(up_python_loop(one.tolist()), ref, rtol=1e-9, atol=1e-12)
+    case1 = f"1 stream, T={T}"
+    add(case1, "UP-OCP pure-Python loop", time_call(lambda: up_python_loop(one.tolist()), repeats=reps), T)
     algo = make_algorithm("up", 0.1)
-    one = scores[0, : min(T, 2000)]
-    record(
-        "UP-OCP numpy, 1 stream",
-        one.size,
-        _best_of(lambda: run_algorithm(algo, one), reps),
-        "per-step overhead",
-    )
+    add(case1, "UP-OCP numpy", time_call(lambda: run_algorithm(algo, one), repeats=reps), T, "per-step overhead")
+    report.ratio(case1, "UP-OCP numpy", "UP-OCP pure-Python loop")
 
-    # 3. vectorised over 1,000 streams
-    t_vec = _best_of(lambda: OnlineConformal("up").run(scores), reps)
-    record(
-        f"UP-OCP numpy, {n_streams} streams",
-        scores.size,
-        t_vec,
-        "one numpy op per step for all streams",
-    )
-
-    # 4. jax lax.scan (compiled once, then timed)
+    # 2. many streams: the Python loop stream by stream vs one numpy op per step vs jax
+    case2 = f"{n_streams} streams, T={T}"
+    rows = [r.tolist() for r in scores]
+    add(case2, "UP-OCP pure-Python loop", time_call(lambda: [up_python_loop(r) for r in rows], repeats=1, warmup=0), scores.size)
+    add(case2, "UP-OCP numpy", time_call(lambda: OnlineConformal("up").run(scores), repeats=reps), scores.size, "vectorised over streams")
+    report.ratio(case2, "UP-OCP numpy", "UP-OCP pure-Python loop")
     try:
         import jax
 
         from up_ocp import run_up_jax
 
         with jax.enable_x64(True):
-            run_up_jax(scores)  # compile
-            t_jax = _best_of(lambda: run_up_jax(scores), reps)
-        record(
-            f"UP-OCP jax lax.scan, {n_streams} streams",
-            scores.size,
-            t_jax,
-            "float64, after compile",
-        )
+            t_jax = time_call(lambda: run_up_jax(scores), repeats=reps)  # warm-up compiles
+        add(case2, "UP-OCP jax lax.scan", t_jax, scores.size, "float64, after compile")
+        report.ratio(case2, "UP-OCP jax lax.scan", "UP-OCP numpy")
     except ImportError:
         pass
 
-    # 5. the zoo, vectorised over the same streams (shorter horizon for the costly ones)
-    for method in (
-        "kt_aci",
-        "quantile_tracking",
-        "sf_ogd",
-        "decaying_ogd",
-        "pid",
-        "aci",
-        "dtaci",
-        "saocp",
-    ):
-        T_m = (
-            T
-            if method in ("kt_aci", "quantile_tracking", "sf_ogd", "decaying_ogd", "pid")
-            else min(T, 300)
-        )
+    # 3. the zoo, vectorised over the same streams (shorter horizon for the costly ones)
+    cheap = ("kt_aci", "quantile_tracking", "sf_ogd", "decaying_ogd", "pid")
+    for method in (*cheap, "aci", "dtaci", "saocp"):
+        T_m = T if method in cheap else min(T, 300)
         s_m = scores[:, :T_m]
-        t_m = _best_of(lambda m=method, s=s_m: OnlineConformal(m).run(s), 1)
-        record(
-            f"{method}, {n_streams} streams",
-            s_m.size,
-            t_m,
-            "window 1000" if method in ("aci", "dtaci") else "",
-        )
+        case = f"zoo, {n_streams} streams, T={T_m}"
+        add(case, method, time_call(lambda m=method, s=s_m: OnlineConformal(m).run(s), repeats=1, warmup=0), s_m.size, "window 1000" if method in ("aci", "dtaci") else "")
+        if method in ("aci", "dtaci", "saocp") and T_m != T:
+            continue
+        if method == cheap[0]:
+            add(case, "up", time_call(lambda s=s_m: OnlineConformal("up").run(s), repeats=1, warmup=0), s_m.size)
+    report.ratio(f"zoo, {n_streams} streams, T={T}", "up", "kt_aci")
 
-    # 6. peer: MAPIE 1.6 ACI (one stream, predict + adapt per step) vs ours on the same scores
+    # 4. peer: MAPIE 1.x ACI (one stream, predict + adapt per step) vs ours on the same scores
     try:
         from mapie.conformity_scores import AbsoluteConformityScore
         from mapie.regression import TimeSeriesRegressor
@@ -167,44 +119,19 @@ def main() -> int:
                     tx[t : t + 1], ty[t : t + 1], gamma=0.005, confidence_level=0.9
                 )
 
+        case4 = f"ACI, 1 stream, T={T_p}, n_cal={n_cal}"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            record("MAPIE 1.6 ACI, 1 stream", T_p, _best_of(mapie_run, 1), "peer")
+            add(case4, "MAPIE ACI", time_call(mapie_run, repeats=1, warmup=0), T_p, "peer")
         ours = aci(0.1, 0.005, calibration=np.abs(cy - cx[:, 0]), clip=True)
         s_p = np.abs(ty - tx[:, 0])
-        record(
-            "our ACI (MAPIE mode), 1 stream",
-            T_p,
-            _best_of(lambda: run_algorithm(ours, s_p), reps),
-            "same numbers",
-        )
+        add(case4, "our ACI (MAPIE mode)", time_call(lambda: run_algorithm(ours, s_p), repeats=reps), T_p, "same numbers")
+        report.ratio(case4, "our ACI (MAPIE mode)", "MAPIE ACI")
     except ImportError:
         pass
 
-    base = rows["UP-OCP pure-Python loop"]["updates_per_s"]
-    width = max(len(k) for k in rows)
-    print(f"{'method':<{width}}  {'updates/s':>12}  {'× Python loop':>13}  note")
-    for name, r in rows.items():
-        print(
-            f"{name:<{width}}  {r['updates_per_s']:>12.3e}  "
-            f"{r['updates_per_s'] / base:>13.2f}  {r['note']}"
-        )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "package": "up-ocp",
-                "quick": args.quick,
-                "n_streams": n_streams,
-                "T": T,
-                "machine": platform.platform(),
-                "rows": rows,
-            },
-            indent=2,
-        )
-    )
-    print(f"\nwritten to {out}")
+    print(report.to_text())
+    print(f"\nwritten to {report.write(args.out)}")
     return 0
 
 

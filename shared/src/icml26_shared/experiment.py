@@ -178,8 +178,9 @@ class ExperimentResult:
 
     @property
     def passed(self) -> bool:
-        """True when every recorded check passed (vacuously true without checks)."""
-        return all(self.checks.values())
+        """True when at least one check was recorded and every recorded check passed (a run
+        that checked nothing has shown nothing)."""
+        return bool(self.checks) and all(self.checks.values())
 
     def to_markdown(self, relative_to: Path | None = None) -> str:
         mode = "quick" if self.quick else "full"

@@ -7,7 +7,12 @@ edit here.
     icml26 list
     icml26 reproduce [PKG ...] [--quick] [--out reports]
     icml26 bench [PKG ...] [--quick] [--out reports]
-    icml26 report [--out reports]
+    icml26 report [--out reports] [--readme [README.md]]
+
+``icml26 list`` reads only metadata (no package is imported, so neither torch nor jax is).
+``icml26 reproduce`` exits 1 when an experiment raises *or* any of its checks fails, and names
+them. ``icml26 report --readme`` rewrites the repository README's first line (how many methods
+exist) and its package table from ``reports/*/result.json`` (see :mod:`icml26_tools.readme`).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 
 from icml26_shared.experiment import Experiment, ExperimentResult
 
+from .readme import update_readme
 from .report import write_report
 
 __all__ = ["discover", "find_repo_root", "main"]
@@ -65,7 +71,15 @@ def _version(ep: metadata.EntryPoint) -> str:
         return "?"
 
 
+def _summary(ep: metadata.EntryPoint) -> str:
+    try:
+        return (ep.dist.metadata["Summary"] or "") if ep.dist else ""
+    except (KeyError, metadata.PackageNotFoundError):  # pragma: no cover - broken metadata
+        return ""
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    # Metadata only: loading the entry points would import every package (and torch, jax).
     out = Path(args.out)
     rows = []
     for name, ep in discover().items():
@@ -76,11 +90,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             status = ("pass" if data.get("passed") else "FAIL") + (
                 " (quick)" if data.get("quick") else ""
             )
-        try:
-            description = ep.load().description
-        except Exception as exc:  # a broken package must not hide the others
-            description = f"(failed to load: {exc})"
-        rows.append((name, _version(ep), status, description))
+        rows.append((name, _version(ep), status, _summary(ep)))
     if not rows:
         print("no icml26 packages installed")
         return 0
@@ -116,12 +126,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             tqdm.write(f"{name}: ERROR after {time.perf_counter() - start:.1f} s\n{errors[name]}")
     report = write_report(out, results=results, errors=errors)
     print(f"\nreport written to {report}")
-    failed = [n for n, r in results.items() if not r.passed]
+    failed = {n: r for n, r in results.items() if not r.passed}
+    for name, r in failed.items():
+        bad = [k for k, ok in r.checks.items() if not ok] or ["no check was recorded"]
+        print(f"{name}: checks failing: " + "; ".join(bad))
     if failed:
         print(f"checks failing in: {', '.join(failed)} (see the report)")
     if errors:
         print(f"experiments that raised: {', '.join(errors)}")
-    return 1 if errors else 0
+    return 1 if errors or failed else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -152,6 +165,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     path = write_report(Path(args.out))
     print(f"report written to {path}")
+    if args.readme is not None:
+        readme = Path(args.readme)
+        root = find_repo_root(readme.resolve().parent) or readme.resolve().parent
+        text = update_readme(readme, root, Path(args.out))
+        print(f"{readme}: {text.partition(chr(10))[0]!r}; package table rewritten")
     return 0
 
 
@@ -178,6 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="rebuild REPORT.md from the saved result.json files")
     p.add_argument("--out", default="reports")
+    p.add_argument(
+        "--readme",
+        nargs="?",
+        const="README.md",
+        default=None,
+        help="also rewrite this README's first line and package table (default README.md)",
+    )
     p.set_defaults(func=cmd_report)
     return parser
 

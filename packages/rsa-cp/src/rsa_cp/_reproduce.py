@@ -22,7 +22,7 @@ from icml26_shared.experiment import (
     Experiment,
     ExperimentResult,
     ResultTable,
-    progress,
+    progress as progress_bar,
     require_matplotlib,
     save_figure,
 )
@@ -81,7 +81,7 @@ def simulate(
     betas: tuple[float, ...] = SLACK_BETAS,
     n_rep: int = 2000,
     seed: int = 0,
-    show_progress: bool = False,
+    progress: bool = False,
 ) -> SimResult:
     """Run every method on ``n_rep`` independent (calibration, reference) draws.
 
@@ -96,7 +96,7 @@ def simulate(
     thr = {k: np.empty(n_rep) for k in names}
     cert = {k: np.full(n_rep, np.nan) for k in names}
     cal_sorted = np.empty((n_rep, m))
-    for i in progress(range(n_rep), enabled=show_progress, desc=f"{law} {reference} m={m}"):
+    for i in progress_bar(range(n_rep), enabled=progress, desc=f"{law} {reference} m={m}"):
         s = regression_scores(law, m, seed=rng)
         r = regression_scores(law, n_ref, seed=rng, **REFERENCES[reference])
         cal_sorted[i] = np.sort(s)
@@ -330,7 +330,7 @@ def _marginal_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> ResultTa
 
 
 def diabetes_experiment(
-    n_rep: int, m: int = 30, alpha: float = 0.1, seed: int = 0, show_progress: bool = False
+    n_rep: int, m: int = 30, alpha: float = 0.1, seed: int = 0, progress: bool = False
 ) -> ResultTable:
     """Ridge regression on diabetes: m real calibration points; reference scores are 5-fold
     out-of-fold residuals on the training split (a related split, N = 200)."""
@@ -342,7 +342,7 @@ def diabetes_experiment(
     names = ["RSA-CP beta=0.4", "SPI beta=0.4", "split CP", "reference only"]
     cov = {k: np.empty(n_rep) for k in names}
     wid = {k: np.empty(n_rep) for k in names}
-    for i in progress(range(n_rep), enabled=show_progress, desc="diabetes"):
+    for i in progress_bar(range(n_rep), enabled=progress, desc="diabetes"):
         perm = rng.permutation(y.size)
         tr, cal, te = perm[:200], perm[200 : 200 + m], perm[200 + m :]
         model = Ridge(alpha=0.1).fit(X[tr], y[tr])
@@ -380,7 +380,7 @@ def digits_experiment(
     n_ref: int = 1000,
     alpha: float = 0.1,
     seed: int = 0,
-    show_progress: bool = False,
+    progress: bool = False,
 ) -> ResultTable:
     """Classification: logistic regression on digits, m real calibration images; the reference
     scores come from a noisy simulator (training images plus N(0, 3^2) pixel noise), score
@@ -402,7 +402,7 @@ def digits_experiment(
     cov = {k: np.empty(n_rep) for k in names}
     size = {k: np.empty(n_rep) for k in names}
     empty = {k: np.empty(n_rep) for k in names}
-    for i in progress(range(n_rep), enabled=show_progress, desc="digits"):
+    for i in progress_bar(range(n_rep), enabled=progress, desc="digits"):
         order = rng.permutation(pool.size)
         cal, te = order[:m], order[m:]
         ref = rng.choice(ref_all, n_ref, replace=False)
@@ -477,7 +477,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     )
     checks = result.checks
     same = {
-        (law, m): simulate(law, "same", m, n_rep=n_rep, show_progress=progress)
+        (law, m): simulate(law, "same", m, n_rep=n_rep, progress=progress)
         for law in ("lognormal", "gamma")
         for m in (20, 40)
     }
@@ -488,21 +488,21 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             sweep[(ref, m)] = (
                 same[("lognormal", m)]
                 if (ref == "same" and m in (20, 40))
-                else simulate("lognormal", ref, m, n_rep=n_rep, show_progress=progress)
+                else simulate("lognormal", ref, m, n_rep=n_rep, progress=progress)
             )
     mis = {("same", m): same[("lognormal", m)] for m in (20, 40)}
     mis.update({("shock", m): sweep[("shock", m)] for m in (20, 40)})
     for ref in ("scaled", "shrunk"):
         for m in (20, 40):
-            mis[(ref, m)] = simulate("lognormal", ref, m, n_rep=n_rep, show_progress=progress)
+            mis[(ref, m)] = simulate("lognormal", ref, m, n_rep=n_rep, progress=progress)
     result.tables.append(_misaligned_table(mis, n_rep, checks))
     result.tables += _vs_m_tables(sweep, n_rep)
     result.tables.append(_marginal_table(sweep, n_rep, checks))
     result.tables.append(
-        diabetes_experiment(QUICK_DIABETES if quick else FULL_DIABETES, show_progress=progress)
+        diabetes_experiment(QUICK_DIABETES if quick else FULL_DIABETES, progress=progress)
     )
     result.tables.append(
-        digits_experiment(QUICK_DIABETES if quick else FULL_DIABETES, show_progress=progress)
+        digits_experiment(QUICK_DIABETES if quick else FULL_DIABETES, progress=progress)
     )
     # acceptance 6: too few calibration points for the level -> infinite, never clipped
     rng = np.random.default_rng(1)
