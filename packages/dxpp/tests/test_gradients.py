@@ -223,3 +223,19 @@ def test_long_tied_blocks_trigger_weight_boost(rel):
     plain = dxpp.qp_vjp(*qp, sol, g, refine=0)
     assert rel(plain.q, exact.q) > 1e-2
     assert rel(ours.q, exact.q) <= 1e-3
+
+
+def test_sparse_symbolic_factorisation_is_reused(rel):
+    """A second backward with the same sparsity reuses qdldl's symbolic factorisation
+    (``update``) and gives the same gradients as a fresh factorisation."""
+    qp = dxpp.random_sparse_qp(400, seed=4)
+    sol = dxpp.solve_qp(*qp)
+    g = np.random.default_rng(4).normal(size=400)
+    first, second = {}, {}
+    a = dxpp.qp_vjp(*qp, sol, g, profile=first)
+    b = dxpp.qp_vjp(*qp, sol, 2 * g, profile=second)
+    assert second["factor_kind"].startswith("qdldl (symbolic reused)")
+    for x, y in zip(a, b):
+        assert rel(2 * x, y) <= 1e-10
+    exact = dxpp.qp_vjp(*qp, sol, g, mode="exact")
+    assert rel(a.q, exact.q) <= 1e-6

@@ -45,6 +45,7 @@ References:
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, NamedTuple
 
@@ -66,8 +67,28 @@ DENSE_ROW_FRACTION = 0.1  # sparse path: rows denser than this go through Woodbu
 
 def _row_sq_norms(C: Any) -> NDArray[np.float64]:
     if sp.issparse(C):
+        if C.format == "csr":  # no temporary matrix: one pass over the stored values
+            rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+            return np.bincount(rows, weights=C.data * C.data, minlength=C.shape[0])
         return np.asarray(C.multiply(C).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", C, C)
+
+
+def _upper_csc(H: Any) -> Any:
+    """The upper triangle of a CSC matrix with sorted indices, without a COO round trip."""
+    H = H.tocsc()
+    H.sort_indices()
+    cols = np.repeat(np.arange(H.shape[1]), np.diff(H.indptr))
+    keep = H.indices <= cols
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(cols[keep], minlength=H.shape[1]))])
+    return sp.csc_matrix((H.data[keep], H.indices[keep], indptr), shape=H.shape)
+
+
+def _scale_rows(C: Any, s: NDArray) -> Any:
+    """``diag(s) C`` for CSR ``C`` (values scaled in place of a sparse product)."""
+    out = C.copy()
+    out.data *= np.repeat(s, np.diff(C.indptr))
+    return out
 
 
 def _logistic_bump(z: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -111,19 +132,47 @@ def _dense_factor(H: NDArray, ridge: float) -> _Factor:
     return _Factor(lambda r: sla.lu_solve(lu, r, check_finite=False), "lu")
 
 
-def _sparse_factor(H: Any) -> _Factor:
-    """Sparse LDLᵀ (qdldl, AMD ordering) if installed, else SuperLU with a symmetric ordering."""
-    H = sp.csc_matrix(H)
+_SYMBOLIC = threading.local()  # per thread: an update mutates the cached factor
+SYMBOLIC_CACHE_SIZE = 4
+
+
+def _pattern_key(U: Any) -> tuple[Any, ...]:
+    return (U.shape, U.nnz, hash(U.indptr.tobytes()), hash(U.indices.tobytes()))
+
+
+def _sparse_factor(H: Any, prof: dict[str, Any] | None = None) -> _Factor:
+    """Sparse LDLᵀ (qdldl, AMD ordering) if installed, else SuperLU with a symmetric ordering.
+
+    The symbolic factorisation (AMD ordering, elimination tree) is reused across calls whose
+    upper triangle has the same sparsity pattern: the cached ``qdldl.Solver`` is refactored
+    numerically with ``update`` (a small per-thread LRU cache of ``SYMBOLIC_CACHE_SIZE``).
+    """
     try:
         import qdldl
-
-        f = qdldl.Solver(sp.triu(H, format="csc"), upper=True)
-        return _Factor(f.solve, "qdldl")
     except ImportError:  # pragma: no cover - qdldl is a declared dependency
         lu = spla.splu(
-            H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+            sp.csc_matrix(H), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
         )
         return _Factor(lu.solve, "superlu")
+    U = _upper_csc(H)
+    key = _pattern_key(U)
+    cache: dict[tuple[Any, ...], tuple[Any, Any, Any]] = getattr(_SYMBOLIC, "cache", None) or {}
+    _SYMBOLIC.cache = cache
+    hit = cache.pop(key, None)
+    t0 = time.perf_counter()
+    if hit is not None and np.array_equal(hit[1], U.indptr) and np.array_equal(hit[2], U.indices):
+        f = hit[0]
+        f.update(U, upper=True)
+        kind = "qdldl (symbolic reused)"
+    else:
+        f = qdldl.Solver(U, upper=True)
+        kind = "qdldl"
+    if prof is not None:
+        prof["ldl"] = prof.get("ldl", 0.0) + time.perf_counter() - t0
+    cache[key] = (f, U.indptr.copy(), U.indices.copy())
+    while len(cache) > SYMBOLIC_CACHE_SIZE:
+        cache.pop(next(iter(cache)))
+    return _Factor(f.solve, kind)
 
 
 def _split_dense_rows(C: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
@@ -132,7 +181,9 @@ def _split_dense_rows(C: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     return ~dense, dense
 
 
-def _factorize(Q: Any, C: Any, w: NDArray, sparse: bool, ridge: float) -> tuple[Any, str]:
+def _factorize(
+    Q: Any, C: Any, w: NDArray, sparse: bool, ridge: float, prof: dict[str, Any] | None = None
+) -> tuple[Any, str]:
     """A solver for ``H = Q + Cᵀ diag(w) C``: dense Cholesky, or sparse LDLᵀ with the dense
     rows of ``C`` (e.g. a budget row ``1ᵀx = 1``) moved into a Woodbury correction."""
     if not sparse:
@@ -140,8 +191,12 @@ def _factorize(Q: Any, C: Any, w: NDArray, sparse: bool, ridge: float) -> tuple[
         fac = _dense_factor(Q + X.T @ X, ridge)
         return fac.solve, fac.kind
     keep, dense = _split_dense_rows(C)
-    Cs, Cd = C[keep], C[dense]
-    fac = _sparse_factor((Q + Cs.T @ sp.diags(w[keep]) @ Cs).tocsc())
+    if dense.any():
+        Cs, Cd, ws = C[keep], C[dense], w[keep]
+    else:
+        Cs, Cd, ws = C, C[:0], w
+    X = _scale_rows(Cs, np.sqrt(ws))
+    fac = _sparse_factor(Q + (X.T @ X), prof)
     if not Cd.shape[0]:
         return fac.solve, fac.kind
     # Woodbury: (H₀ + Cdᵀ W Cd)⁻¹r = H₀⁻¹r − Z (W⁻¹ + Cd Z)⁻¹ Cd H₀⁻¹ r, Z = H₀⁻¹Cdᵀ
@@ -215,7 +270,7 @@ def _penalty_adjoint(
     boosts = 2 if refine else 0
     for attempt in range(boosts + 1):
         t0 = time.perf_counter()
-        solve, kind = _factorize(Q, C, w * 1e3**attempt, sparse, ridge)
+        solve, kind = _factorize(Q, C, w * 1e3**attempt, sparse, ridge, prof)
         t1 = time.perf_counter()
         v, t, steps, converged = _refine(Q, C, w * 1e3**attempt, g, solve, refine)
         t2 = time.perf_counter()
@@ -311,7 +366,10 @@ def _vjp_one(
     prof: dict[str, Any],
 ) -> tuple:
     J = np.flatnonzero(active)
-    C = sp.vstack([G[J], A], format="csr") if sparse else np.vstack([G[J], A])
+    if sparse:  # row selection on CSR (G arrives as CSC)
+        C = sp.vstack([sp.csr_matrix(G)[J], sp.csr_matrix(A)], format="csr")
+    else:
+        C = np.vstack([G[J], A])
     d = np.concatenate([h[J], b])
     lam = np.concatenate([nu[J], mu])
     if mode == "penalty":

@@ -3,6 +3,7 @@ estimate both use (kept here so that ``_solve`` and ``_backward`` do not import 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,10 +45,17 @@ class QPGrad(NamedTuple):
     b: Any
 
 
+@functools.lru_cache(maxsize=16)
+def _power_start(n: int) -> NDArray[np.float64]:
+    v = np.random.default_rng(0).uniform(0.5, 1.5, size=n)
+    v /= np.linalg.norm(v)
+    v.setflags(write=False)
+    return v
+
+
 def power_start(n: int) -> NDArray[np.float64]:
     """The fixed start vector of the power iteration (the same in numpy, torch and JAX)."""
-    v = np.random.default_rng(0).uniform(0.5, 1.5, size=n)
-    return v / np.linalg.norm(v)
+    return _power_start(int(n))
 
 
 def spectral_norm(Q: Any, iters: int = POWER_ITERATIONS) -> float:

@@ -134,11 +134,15 @@ def _batch_of(arrays: dict[str, tuple[Any, int]]) -> int:
 
 def _check_symmetric_psd(Q: Any, check_psd: bool, warn_psd: bool = True) -> Any:
     if is_sparse(Q):
-        asym = abs(Q - Q.T)
-        big = abs(Q).max() if Q.nnz else 0.0
-        if asym.nnz and asym.max() > 1e-8 * max(big, 1e-300):
-            raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym.max():.3g}")
-        return ((Q + Q.T) * 0.5).tocsc()
+        QT = Q.T.tocsc()
+        diff = (Q - QT).data
+        big = float(np.abs(Q.data).max()) if Q.nnz else 0.0
+        worst = float(np.abs(diff).max()) if diff.size else 0.0
+        if worst > 1e-8 * max(big, 1e-300):
+            raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {worst:.3g}")
+        if worst == 0.0:
+            return Q
+        return ((Q + QT) * 0.5).tocsc()
     mats = Q if Q.ndim == 3 else Q[None]
     big = np.abs(mats).max(axis=(1, 2))
     asym = np.abs(mats - mats.transpose(0, 2, 1)).max(axis=(1, 2))
