@@ -57,7 +57,9 @@ class Trajectories:
         if a.ndim < 2:
             raise ValueError(f"acts must have shape (N, T, ...), got {tuple(a.shape)}")
         if o.shape[0] == 0 or o.shape[1] == 0:
-            raise ValueError(f"obs must hold at least one step of one trajectory, got {tuple(o.shape)}")
+            raise ValueError(
+                f"obs must hold at least one step of one trajectory, got {tuple(o.shape)}"
+            )
         if a.shape[:2] != o.shape[:2]:
             raise ValueError(
                 f"acts must have leading shape {tuple(o.shape[:2])} like obs, got {tuple(a.shape)}"
@@ -79,7 +81,9 @@ class Trajectories:
         lengths = m.sum(dim=1)
         if bool((lengths == 0).any()):
             i = int(torch.nonzero(lengths == 0)[0, 0])
-            raise ValueError(f"mask must leave at least one step per trajectory, got 0 steps at {i}")
+            raise ValueError(
+                f"mask must leave at least one step per trajectory, got 0 steps at {i}"
+            )
         object.__setattr__(self, "obs", o)
         object.__setattr__(self, "acts", a)
         object.__setattr__(self, "mask", m)

@@ -88,7 +88,9 @@ class RewardModel(nn.Module):
             if x.is_floating_point():
                 raise ValueError("discrete observations/actions must be integer indices")
             if bool((x < 0).any()) or bool((x >= dim).any()):
-                raise ValueError(f"discrete indices must be in [0, {dim}), got {x.min()}..{x.max()}")
+                raise ValueError(
+                    f"discrete indices must be in [0, {dim}), got {x.min()}..{x.max()}"
+                )
             return nn.functional.one_hot(x.long(), dim).float()
         x = x.float().reshape(*x.shape[:lead], -1)
         if x.shape[-1] != dim:
@@ -110,9 +112,7 @@ class RewardModel(nn.Module):
         """``r̂(s, a)`` for every state and action, ``(S, A)`` (tabular models only)."""
         if not self.tabular:
             raise ValueError("reward_table needs Discrete obs_space and act_space, got a Box")
-        s, a = torch.meshgrid(
-            torch.arange(self.obs_dim), torch.arange(self.act_dim), indexing="ij"
-        )
+        s, a = torch.meshgrid(torch.arange(self.obs_dim), torch.arange(self.act_dim), indexing="ij")
         return self.forward(s, a)
 
     def step_rewards(self, obs: Any, acts: Any) -> np.ndarray:
@@ -139,11 +139,15 @@ class RewardModel(nn.Module):
                 if x.is_floating_point() or x.ndim != 2:
                     raise ValueError(f"{name} must be integer indices (N, T), got {x.dtype}")
                 if bool((x < 0).any()) or bool((x >= dim).any()):
-                    raise ValueError(f"{name} must be in [0, {dim}), got {int(x.min())}..{int(x.max())}")
+                    raise ValueError(
+                        f"{name} must be in [0, {dim}), got {int(x.min())}..{int(x.max())}"
+                    )
             else:
                 flat = int(np.prod(x.shape[2:])) if x.ndim > 2 else 1
                 if not x.is_floating_point() or flat != dim:
-                    raise ValueError(f"{name} must be floats with {dim} features, got shape {tuple(x.shape)}")
+                    raise ValueError(
+                        f"{name} must be floats with {dim} features, got shape {tuple(x.shape)}"
+                    )
 
     def returns_at(self, trajs: Trajectories, index: torch.Tensor) -> torch.Tensor:
         """Predicted returns of ``trajs`` at an integer ``index`` tensor of any shape (unchecked)."""

@@ -180,14 +180,18 @@ def cem_search(
             raise ValueError(f"env.{name} must be a Box space for CEM, got Discrete")
     if not 0 < elite_frac <= 1:
         raise ValueError(f"elite_frac must be in (0, 1], got {elite_frac!r}")
-    for name, val in (("iterations", iterations), ("population", population), ("episodes", episodes)):
+    for name, val in (
+        ("iterations", iterations),
+        ("population", population),
+        ("episodes", episodes),
+    ):
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
     score_steps = _step_scorer(reward_fn)
     rng = np.random.default_rng(seed)
     mean = np.asarray(policy_family.init_mean, dtype=np.float64).copy()
     std = np.asarray(policy_family.init_std, dtype=np.float64).copy()
-    n_elite = max(1, int(round(elite_frac * population)))
+    n_elite = max(1, round(elite_frac * population))
     history = []
     for _ in bar(range(iterations), enabled=progress, total=iterations, desc="cem"):
         seeds = rng.integers(2**31, size=episodes)

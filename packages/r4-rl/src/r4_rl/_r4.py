@@ -90,6 +90,4 @@ def fit_r4(
             loss = loss + lam * (table.mean() - table[data_s, data_a].mean())
         return loss
 
-    return train_loop(
-        model, step_loss, steps=steps, lr=lr, seed=seed, progress=progress, desc="R4"
-    )
+    return train_loop(model, step_loss, steps=steps, lr=lr, seed=seed, progress=progress, desc="R4")

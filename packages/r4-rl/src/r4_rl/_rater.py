@@ -57,7 +57,9 @@ class Rater:
             or not isinstance(unused_bins, int | np.integer)
             or not 0 <= unused_bins <= self.n_bins - 2
         ):
-            raise ValueError(f"unused_bins must be an integer in [0, {self.n_bins - 2}], got {unused_bins!r}")
+            raise ValueError(
+                f"unused_bins must be an integer in [0, {self.n_bins - 2}], got {unused_bins!r}"
+            )
         self.unused_bins = int(unused_bins)
         self.rng = np.random.default_rng(seed)
         self.scale: float | None = None
