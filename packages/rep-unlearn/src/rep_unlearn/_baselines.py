@@ -34,7 +34,7 @@ from ._checks import check_data, check_disjoint, forgetting_mode
 from ._data import TensorData
 from ._selection import select_candidate
 from ._split import ensure_eval
-from ._train import TrainRecipe, batches, train_classifier
+from ._train import Adam, TrainRecipe, batches, train_classifier
 
 __all__ = ["GRIDS", "finetune", "neggrad", "retrain", "scrub"]
 
@@ -188,7 +188,7 @@ def neggrad(
     def run(a: float) -> nn.Module:
         a = check_in_interval(a, "alpha", 0, 1, closed=(True, True))
         m = _copy(model).train()
-        opt = torch.optim.Adam(m.parameters(), lr=lr)
+        opt = Adam(m.parameters(), lr=lr)
         gen = torch.Generator().manual_seed(int(seed))
         f_batches: list[torch.Tensor] = []
         for _ in range(epochs):
@@ -241,7 +241,7 @@ def scrub(
 
     def run(rate: float) -> nn.Module:
         student = _copy(model).train()
-        opt = torch.optim.Adam(student.parameters(), lr=check_positive(rate, "lr"))
+        opt = Adam(student.parameters(), lr=check_positive(rate, "lr"))
         gen = torch.Generator().manual_seed(int(seed))
         for epoch in range(epochs):
             if epoch < max_epochs:

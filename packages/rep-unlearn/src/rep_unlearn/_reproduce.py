@@ -205,8 +205,13 @@ def _toy_figure(out_dir: Path, cfg: Config) -> Path:
     plt = require_matplotlib(package="rep-unlearn")
     task = gaussian_clusters("class:0", n_per_class=cfg.toy_per_class, seed=0)
     original = task.fit_original(0)
-    ours = Unlearner(seed=0).fit(original, task.retain, task.forget, val=task.val)
-    zs = Unlearner(seed=0).fit_zero_shot(original, task.forget, task.forget_classes)
+    # 2-D features of scale ~35: a larger step than the digits default (see README)
+    ours = Unlearner(seed=0, batch_size=8, lr=1e-2).fit(
+        original, task.retain, task.forget, val=task.val
+    )
+    zs = Unlearner(seed=0, batch_size=8, lr=1e-2).fit_zero_shot(
+        original, task.forget, task.forget_classes
+    )
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
     with torch.no_grad():
         for ax, (title, rep) in zip(

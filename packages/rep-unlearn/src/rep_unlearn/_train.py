@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,48 @@ from icml26_shared.experiment import progress as progress_bar
 if TYPE_CHECKING:
     from ._data import TensorData
 
-__all__ = ["TrainRecipe", "batches", "train_classifier"]
+__all__ = ["Adam", "TrainRecipe", "batches", "train_classifier"]
+
+
+class Adam:
+    """Adam (Kingma & Ba, 2015) with L2 weight decay, as ``torch.optim.Adam`` computes it.
+
+    ``m ← β₁m + (1−β₁)g``, ``v ← β₂v + (1−β₂)g²``, ``θ ← θ − lr m̂ / (sqrt(v̂) + ε)`` with the
+    bias corrections ``m̂ = m/(1−β₁ᵗ)``, ``v̂ = v/(1−β₂ᵗ)``. A plain class: ``torch.optim``'s first
+    ``step`` imports the compiler stack, which costs seconds that would swamp these small runs.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[torch.Tensor],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.betas, self.eps, self.weight_decay = float(lr), betas, float(eps), weight_decay
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        bc1, bc2 = 1 - b1**self.t, 1 - b2**self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            g = p.grad if self.weight_decay == 0 else p.grad + self.weight_decay * p
+            m.mul_(b1).add_(g, alpha=1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            denom = (v.sqrt() / math.sqrt(bc2)).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / bc1)
 
 
 @dataclass(frozen=True)
@@ -56,7 +98,7 @@ def train_classifier(
     if len(data) == 0:
         raise ValueError("data must not be empty, got 0 samples")
     gen = torch.Generator().manual_seed(int(seed))
-    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
+    opt = Adam(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     model.train()
     steps = recipe.epochs * math.ceil(len(data) / recipe.batch_size)
     bar = iter(progress_bar(range(steps), enabled=progress, total=steps, desc="train"))

@@ -42,6 +42,7 @@ from ._checks import as_split_model, check_data, check_disjoint, forgetting_mode
 from ._data import TensorData
 from ._selection import select_candidate
 from ._split import RewiredModel, SplitModel, encode
+from ._train import Adam
 
 __all__ = ["BETA_GRID", "Unlearner", "standard_loss", "zero_shot_loss", "zero_shot_targets"]
 
@@ -268,7 +269,7 @@ class Unlearner:
         gen = torch.Generator().manual_seed(self.seed)
         cands = self._new_adapter(split.dim, len(betas), gen)
         beta_t = torch.tensor(betas).float()
-        opt = torch.optim.Adam(cands.parameters(), lr=self.lr)
+        opt = Adam(cands.parameters(), lr=self.lr)
         pool = torch.cat([z_r, z_f])
         n_steps = self.epochs * math.ceil(len(z_f) / self.batch_size)
         r_idx = _cycled(len(z_r), self.epochs * len(z_f), gen)
@@ -349,7 +350,7 @@ class Unlearner:
         gen = torch.Generator().manual_seed(self.seed)
         cands = self._new_adapter(split.dim, len(betas), gen)
         beta_t = torch.tensor(betas).float()
-        opt = torch.optim.Adam(cands.parameters(), lr=self.lr)
+        opt = Adam(cands.parameters(), lr=self.lr)
         bs, epochs = self.zero_shot_batch_size, self.zero_shot_epochs
         n_steps = epochs * math.ceil(len(z_f) / bs)
         bar = iter(progress_bar(range(n_steps), enabled=self.progress, total=n_steps, desc="zero-shot"))
