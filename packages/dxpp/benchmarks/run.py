@@ -2,139 +2,195 @@
 
     python packages/dxpp/benchmarks/run.py [--quick] [--out reports/bench/dxpp.json]
 
-Cases: dQP's random dense QP (n = 50 … 1000; peers qpth, dQP, cvxpylayers at n ≤ 100, an
-OptNet-style full-KKT LU and the reduced-KKT LU), a random sparse banded QP, projection onto
-a chain, a multi-period portfolio (sparse, n = T·k) and the simplex projection up to n = 1e5.
-Prints forward/backward/total seconds, gradient error and the ratio of every method's
-backward time to dxpp's, plus a profile of where dxpp's backward time goes. Single-threaded.
+1. Dense, from torch (dQP's random dense QP, m = n inequalities, ⌈n/2⌉ equalities): the
+   backward of ``dxpp.torch.QPLayer`` vs the full-KKT LU (OptNet) and the reduced-KKT LU
+   (dQP) computed with ``torch.linalg`` on the same solution, and vs qpth's own backward;
+   each timed by ``time_call`` (one warm-up, median of 5), first on the machine as it is,
+   then with one busy process (``python -c "while True: pass"``) beside it.
+2. Sparse banded QPs (n = 5000, 20000): the numpy/scipy backward (qdldl) on a fresh sparsity
+   pattern and with the symbolic factorisation reused, its overhead over its own qdldl
+   factorisation, and the reduced-KKT qdldl LDLᵀ (``dxpp.baselines.sparse_kkt_ldl_vjp``).
+3. Simplex projection n = 1e5: forward + backward time, error vs the closed form.
+
+Every row records the load average it was measured under. Imports only public names.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
+import os
+import subprocess
+import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import torch
 
 import dxpp
-from dxpp._bench import Row, dense_case, simplex_case, single_thread, sparse_case
+from dxpp.baselines import sparse_kkt_ldl_vjp, torch_kkt_vjp
+from dxpp.torch import QPLayer
+from icml26_shared.bench import BenchReport, time_call
+
+NAMES = ("Q", "q", "G", "h", "A", "b")
 
 
-def _print(title: str, rows: dict[str, list[Row]]) -> list[dict]:
-    print(f"\n{title}")
-    base = next(k for k in rows if k.startswith("dxpp penalty (auto"))
-    b0 = np.median([r.backward for r in rows[base]])
-    t0 = np.median([r.total for r in rows[base]])
-    print(
-        f"{'method':40s} {'fwd s':>9s} {'bwd s':>9s} {'total s':>9s} {'grad err':>9s} "
-        f"{'bwd/dxpp':>9s} {'tot/dxpp':>9s}"
+def _la() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _rel(a: Any, b: Any) -> float:
+    a = np.asarray(a.detach() if isinstance(a, torch.Tensor) else a, dtype=np.float64)
+    b = np.asarray(b.detach() if isinstance(b, torch.Tensor) else b, dtype=np.float64)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+def _torch_backward(args: list[torch.Tensor], loss: torch.Tensor) -> Callable[[], None]:
+    def run() -> None:
+        for a in args:
+            a.grad = None
+        loss.backward(retain_graph=True)
+
+    return run
+
+
+def dense_case(report: BenchReport, n: int, seed: int, condition: str, qpth: bool) -> None:
+    case = f"dense n={n} ({condition})"
+    qp = dxpp.random_dense_qp(n, seed)
+    w = torch.tensor(np.random.default_rng(10_000 + seed).normal(size=n))
+    args = [torch.tensor(a, requires_grad=True) for a in qp]
+    t0 = time.perf_counter()
+    x, nu, mu = QPLayer(check_psd=False, return_duals=True)(*args)
+    fwd = time.perf_counter() - t0
+    sol = dxpp.solve_qp(*qp, check_psd=False)
+    ours = time_call(_torch_backward(args, x @ w), repeats=5, warmup=1)
+    grads = [a.grad.clone() for a in args]
+    red = torch_kkt_vjp(*args, x, nu, mu, sol.active, w, kind="reduced")
+    err = max(_rel(a, b) for a, b in zip(grads, red))
+    report.add(case, "dxpp.torch backward", ours, forward_s=fwd, grad_err=err, loadavg=_la())
+    for kind, label in (("full", "full-KKT LU (torch)"), ("reduced", "reduced-KKT LU (torch)")):
+        t = time_call(
+            lambda k=kind: torch_kkt_vjp(*args, x, nu, mu, sol.active, w, kind=k),
+            repeats=5,
+            warmup=1,
+        )
+        report.add(case, label, t, loadavg=_la())
+        report.ratio(case, "dxpp.torch backward", label)
+    if qpth:
+        try:
+            from qpth.qp import QPFunction
+        except ImportError:
+            report.add(case, "qpth backward", None, note="qpth not installed")
+            return
+        targs = [torch.tensor(a, requires_grad=True) for a in qp]
+        t0 = time.perf_counter()
+        xq = QPFunction(verbose=-1)(*targs)[0]
+        fq = time.perf_counter() - t0
+        tq = time_call(_torch_backward(targs, xq @ w), repeats=5, warmup=1)
+        errq = max(_rel(a.grad, b) for a, b in zip(targs, red))
+        report.add(case, "qpth backward", tq, forward_s=fq, grad_err=errq, loadavg=_la())
+        report.ratio(case, "dxpp.torch backward", "qpth backward")
+
+
+def sparse_case(report: BenchReport, n: int) -> None:
+    case = f"sparse banded n={n}"
+    qp = dxpp.random_sparse_qp(n, seed=0)
+    sol = dxpp.solve_qp(*qp)
+    g = np.random.default_rng(20_000).normal(size=n)
+    fresh: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    ours = dxpp.qp_vjp(*qp, sol, g, profile=fresh)  # first call on this pattern
+    t_fresh = time.perf_counter() - t0
+    reused = time_call(lambda: dxpp.qp_vjp(*qp, sol, g), repeats=5, warmup=1)
+    prof: dict[str, Any] = {}
+    dxpp.qp_vjp(*qp, sol, g, profile=prof)
+    ldl = time_call(
+        lambda: sparse_kkt_ldl_vjp(*qp, sol.x, sol.nu, sol.mu, sol.active, g), repeats=5, warmup=1
     )
-    out = []
-    for name, rs in rows.items():
-        if not np.isfinite(rs[0].backward):
-            print(f"{name:40s} {rs[0].note}")
-            out.append({"method": name, "note": rs[0].note})
-            continue
-        f, b, t = (
-            float(np.median([getattr(r, a) for r in rs])) for a in ("forward", "backward", "total")
-        )
-        e = float(np.max([r.error for r in rs]))
-        print(
-            f"{name:40s} {f:9.4f} {b:9.4f} {t:9.4f} {e:9.1e} {b / b0:9.2f} {t / t0:9.2f}"
-            + (f"  {rs[0].note}" if rs[0].note else "")
-        )
-        out.append(
-            {
-                "method": name,
-                "forward_s": f,
-                "backward_s": b,
-                "total_s": t,
-                "grad_rel_error_max": e,
-                "backward_ratio_to_dxpp": b / b0,
-                "total_ratio_to_dxpp": t / t0,
-                "note": rs[0].note,
-            }
-        )
-    return out
+    exact = dxpp.qp_vjp(*qp, sol, g, mode="exact")  # reduced KKT by SuperLU: the reference
+    err = max(_rel(a, b) for a, b in zip(ours, exact) if a is not None and not hasattr(a, "nnz"))
+    ldl_ref = sparse_kkt_ldl_vjp(*qp, sol.x, sol.nu, sol.mu, sol.active, g)
+    err_ldl = max(
+        _rel(a, b) for a, b in zip(ldl_ref, exact) if a is not None and not hasattr(a, "nnz")
+    )
+    report.add(
+        case,
+        "dxpp backward, fresh pattern",
+        t_fresh,
+        ldl_s=fresh.get("ldl"),
+        overhead=t_fresh / fresh["ldl"],
+        grad_err=err,
+        loadavg=_la(),
+    )
+    report.add(
+        case,
+        "dxpp backward, symbolic reused",
+        reused,
+        ldl_s=prof.get("ldl"),
+        overhead=reused.median / prof["ldl"],
+        kind=prof.get("factor_kind"),
+        loadavg=_la(),
+    )
+    report.add(case, "reduced-KKT LDLᵀ (qdldl)", ldl, grad_err=err_ldl, loadavg=_la())
+    report.ratio(case, "dxpp backward, symbolic reused", "reduced-KKT LDLᵀ (qdldl)")
+    report.add(case + " (fresh vs fresh)", "dxpp backward, fresh pattern", t_fresh)
+    report.add(case + " (fresh vs fresh)", "reduced-KKT LDLᵀ (qdldl)", ldl)
+    report.ratio(
+        case + " (fresh vs fresh)", "dxpp backward, fresh pattern", "reduced-KKT LDLᵀ (qdldl)"
+    )
 
 
-def _collect(runs: list[dict[str, Row]]) -> dict[str, list[Row]]:
-    keys: dict[str, list[Row]] = {}
-    for r in runs:
-        for k, v in r.items():
-            keys.setdefault(k.split(" (auto")[0] + (" (auto)" if "(auto" in k else ""), []).append(
-                v
-            )
-    # restore the "dxpp penalty (auto" prefix expected by _print
-    return {
-        ("dxpp penalty (auto)" if k.startswith("dxpp penalty (auto") else k): v
-        for k, v in keys.items()
-    }
+def simplex_case(report: BenchReport, n: int) -> None:
+    rng = np.random.default_rng(30_000)
+    y, g = rng.normal(size=n), rng.normal(size=n)
+    qp = dxpp.simplex_projection_qp(y)
+    t0 = time.perf_counter()
+    sol = dxpp.solve_qp(*qp)
+    fwd = time.perf_counter() - t0
+    t = time_call(lambda: dxpp.qp_vjp(*qp, sol, g), repeats=3, warmup=1)
+    err = _rel(-dxpp.qp_vjp(*qp, sol, g).q, dxpp.simplex_projection_vjp(y, g))
+    report.add(
+        f"simplex n={n}",
+        "dxpp backward",
+        t,
+        forward_s=fwd,
+        total_s=fwd + t.median,
+        grad_err=err,
+        loadavg=_la(),
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="reduced sizes")
+    ap.add_argument("--quick", action="store_true", help="n ∈ {200, 500}, sparse n = 5000")
+    ap.add_argument("--no-busy", action="store_true", help="skip the busy-process condition")
     ap.add_argument("--out", default="reports/bench/dxpp.json")
-    args = ap.parse_args()
-    quick = args.quick
-    dense_sizes = [50, 100, 200, 500] if quick else [50, 100, 200, 500, 1000]
-    seeds = [0, 1] if quick else [0, 1, 2]
-    report: dict = {"machine": platform.platform(), "quick": quick, "threads": 1, "cases": {}}
-    start = time.perf_counter()
-    with single_thread():
-        dxpp.solve_qp(*dxpp.random_dense_qp(5, 0))  # warm-up imports
-        profile: dict = {}
-        for n in dense_sizes:
-            prof: dict = {}
-            runs = [dense_case(n, s, profile=prof if s == seeds[0] else None) for s in seeds]
-            title = f"random dense QP n={n} (median of {len(seeds)} seeds; error: max)"
-            report["cases"][f"dense_{n}"] = _print(title, _collect(runs))
-            profile = {"n": n, **prof}
-        if not quick:
-            runs = [dense_case(2000, 0, peers=())]
-            report["cases"]["dense_2000"] = _print(
-                "random dense QP n=2000 (seed 0; peers skipped)", _collect(runs)
-            )
-        print(f"\nprofile of dxpp's backward at n={profile['n']} (seconds):")
-        print(
-            "  "
-            + ", ".join(
-                f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                for k, v in profile.items()
-                if k != "n"
-            )
-        )
-        report["backward_profile"] = profile
-        rng = np.random.default_rng(0)
-        sparse_cases = {
-            f"sparse banded n={n}": dxpp.random_sparse_qp(n, seed=0)
-            for n in ([5000] if quick else [5000, 20000])
-        }
-        nc = 5000 if quick else 20000
-        sparse_cases[f"chain projection n={nc}"] = dxpp.chain_projection_qp(
-            np.cumsum(rng.normal(size=nc)) * 0.05
-        )
-        T, k = (20, 50) if quick else (50, 100)
-        F = rng.normal(size=(k, 3))
-        cov = F @ F.T * 1e-3 + np.eye(k) * 1e-3
-        sparse_cases[f"multi-period portfolio n={T * k}"] = dxpp.multiperiod_portfolio_qp(
-            rng.normal(size=(T, k)) * 0.05, cov
-        )
-        for name, qp in sparse_cases.items():
-            report["cases"][name] = _print(name, _collect([sparse_case(qp)]))
-        for n in [10_000, 100_000] if quick else [1000, 10_000, 100_000]:
-            report["cases"][f"simplex_{n}"] = _print(
-                f"simplex projection n={n} (error vs closed form)", _collect([simplex_case(n)])
-            )
-    report["seconds"] = time.perf_counter() - start
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, default=float))
-    print(f"\n{report['seconds']:.0f} s; written to {out}")
+    a = ap.parse_args()
+    report = BenchReport("dxpp", quick=a.quick)
+    report.machine["torch_threads"] = torch.get_num_threads()
+    report.machine["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY")
+    sizes = [200, 500] if a.quick else [200, 500, 800, 1000]
+    dxpp.solve_qp(*dxpp.random_dense_qp(5, 0))  # warm-up
+    print(f"torch threads {torch.get_num_threads()}, load average {os.getloadavg()}", flush=True)
+    for n in sizes:
+        dense_case(report, n, 0, "as is", qpth=True)
+        print(f"dense n={n} as is done, load {_la()}", flush=True)
+    if not a.no_busy:
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(2.0)
+            for n in sizes:
+                dense_case(report, n, 0, "one busy process", qpth=True)
+                print(f"dense n={n} busy done, load {_la()}", flush=True)
+        finally:
+            busy.terminate()
+            busy.wait()
+    for n in [5000] if a.quick else [5000, 20000]:
+        sparse_case(report, n)
+    simplex_case(report, 100_000)
+    print(report.to_text())
+    print(f"written to {report.write(a.out)}")
 
 
 if __name__ == "__main__":

@@ -151,7 +151,10 @@ def _sparse_factor(H: Any, prof: dict[str, Any] | None = None) -> _Factor:
         import qdldl
     except ImportError:  # pragma: no cover - qdldl is a declared dependency
         lu = spla.splu(
-            sp.csc_matrix(H), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+            sp.csc_matrix(H),
+            permc_spec="MMD_AT_PLUS_A",
+            diag_pivot_thresh=0.0,
+            options={"SymmetricMode": True},
         )
         return _Factor(lu.solve, "superlu")
     U = _upper_csc(H)
