@@ -39,3 +39,12 @@ def test_public_names_and_version():
     assert arm_ebm.__version__ == importlib.metadata.version("arm-ebm")
     space = arm_ebm.SequenceSpace(3, 3, eos=None)
     assert isinstance(space.sequences(), list) and space.sequences()[0] == (0, 0, 0)
+
+
+def test_readme_example_runs(capsys):
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    assert "<=" in capsys.readouterr().out
