@@ -179,6 +179,36 @@ PEERS: dict[str, Callable[[QP, NDArray], tuple[Row, list]]] = {
 }
 
 
+def _torch_rows(qp: QP, sol: QPSolution, g: NDArray, tf: float, ref: QPGrad) -> dict[str, Row]:
+    """dxpp's torch backward and the torch-computed full/reduced KKT LU on the same solution."""
+    try:
+        import torch
+
+        from .baselines import torch_kkt_vjp
+        from .torch import QPLayer
+    except ImportError:
+        return {}
+    args = [torch.tensor(a, requires_grad=True) for a in qp]
+    x, nu, mu = QPLayer(check_psd=False, return_duals=True)(*args)
+    loss = x @ torch.tensor(g)
+
+    def backward() -> None:
+        for a in args:
+            a.grad = None
+        loss.backward(retain_graph=True)
+
+    backward()
+    _, tb = _timed(backward, REPEAT)
+    rows = {"dxpp.torch backward": Row(tf, tb, grad_error([a.grad.numpy() for a in args], ref))}
+    for kind in ("full", "reduced"):
+        out, t = _timed(
+            lambda k=kind: torch_kkt_vjp(*args, x, nu, mu, sol.active, g, kind=k), REPEAT
+        )
+        grads = [None if o is None else o.numpy() for o in out]
+        rows[f"{kind} KKT LU (torch)"] = Row(tf, t, grad_error(grads, ref))
+    return rows
+
+
 def dense_case(
     n: int,
     seed: int,
@@ -206,6 +236,7 @@ def dense_case(
     )
     rows["full KKT LU (OptNet-style)"] = Row(tf, tfull, grad_error(full, ref))
     rows["reduced KKT LU (reference)"] = Row(tf, t_red, 0.0)
+    rows.update(_torch_rows(qp, sol, g, tf, ref))
     for name in peers:
         if name == "cvxpylayers" and n > cvxpylayers_max_n:
             continue

@@ -228,6 +228,16 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     if "qpth (OptNet)" in runs[0] and np.isfinite(runs[0]["qpth (OptNet)"].backward):
         b_qpth = _mean(runs, "qpth (OptNet)", "backward")
         result.checks[f"n={nmax}: penalty bwd < qpth bwd"] = b_pen < b_qpth
+    if "dxpp.torch backward" in runs[0]:
+        b_t = _mean(runs, "dxpp.torch backward", "backward")
+        b_tfull = _mean(runs, "full KKT LU (torch)", "backward")
+        result.checks[f"n={nmax}: dxpp.torch bwd <= 0.25 x torch full-KKT LU bwd"] = (
+            b_t <= 0.25 * b_tfull
+        )
+        result.notes.append(
+            f"n={nmax}: torch backward {b_t:.4f} s vs torch full-KKT LU "
+            f"{b_tfull:.4f} s (ratio {b_t / b_tfull:.3f}), single thread"
+        )
     t_pen = _mean(runs, _key(runs, pen), "total")
     for peer in ("qpth (OptNet)", "dQP (PIQP + LU)"):
         if peer in runs[0] and np.isfinite(runs[0][peer].total):

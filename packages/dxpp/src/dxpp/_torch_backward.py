@@ -59,7 +59,7 @@ def _mtv(M: Tensor, v: Tensor) -> Tensor:
 
 def spectral_norm(Q: Tensor) -> Tensor:
     """Batched power-iteration estimate of ‖Q_b‖₂ (same start vector as the numpy core)."""
-    v = torch.as_tensor(power_start(Q.shape[-1]), dtype=Q.dtype, device=Q.device)
+    v = torch.tensor(power_start(Q.shape[-1]), dtype=Q.dtype, device=Q.device)
     v = v.expand(Q.shape[0], -1)
     lam = torch.zeros(Q.shape[0], dtype=Q.dtype, device=Q.device)
     for _ in range(POWER_ITERATIONS):
