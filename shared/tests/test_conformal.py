@@ -126,8 +126,12 @@ def test_aps_scores_against_a_loop():
         for j in order:
             acc += p[i, j]
             assert s[i, j] == pytest.approx(acc)
-    np.testing.assert_allclose(cf.aps_scores(p, y=np.arange(40) % 6), s[np.arange(40), np.arange(40) % 6])
+    np.testing.assert_allclose(
+        cf.aps_scores(p, y=np.arange(40) % 6), s[np.arange(40), np.arange(40) % 6]
+    )
     r = cf.aps_scores(p, randomized=True, rng=1)
     assert np.all(r <= s + 1e-12) and np.all(r >= s - p - 1e-12)
-    np.testing.assert_array_equal(r, cf.aps_scores(p, randomized=True, rng=np.random.default_rng(1)))
+    np.testing.assert_array_equal(
+        r, cf.aps_scores(p, randomized=True, rng=np.random.default_rng(1))
+    )
     assert not np.array_equal(r, s)

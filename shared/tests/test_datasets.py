@@ -63,7 +63,7 @@ def test_moved_generators_warn_and_still_work():
         s = datasets.regression_scores("lognormal", 1000, seed=0)
     assert s.shape == (1000,) and (s > 0).all()
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        datasets.nope  # noqa: B018
+        datasets.nope
 
 
 def test_nbody_is_deterministic_and_conserves_momentum():

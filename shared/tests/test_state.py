@@ -28,7 +28,9 @@ def test_unknown_types_are_refused():
 
 
 def test_mismatched_config_names_the_field():
-    st.check_same_config({"gamma": 0.5, "method": "aci"}, {"gamma": 0.5, "method": "aci"}, owner="X")
+    st.check_same_config(
+        {"gamma": 0.5, "method": "aci"}, {"gamma": 0.5, "method": "aci"}, owner="X"
+    )
     with pytest.raises(ValueError, match=r"saved with gamma=0.5, but this X has gamma=0.001"):
         st.check_same_config({"gamma": 0.5}, {"gamma": 0.001}, owner="X")
     with pytest.raises(ValueError, match=r"saved with eta='<unset>', but this X has eta=0.1"):

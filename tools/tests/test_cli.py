@@ -74,7 +74,10 @@ def test_reproduce_exits_1_on_a_failing_check_and_names_it(monkeypatch, tmp_path
     code = cli.main(["reproduce", "--out", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "failing: checks failing: bar met" in out and "runs" not in out.split("failing:")[1].split("\n")[0]
+    assert (
+        "failing: checks failing: bar met" in out
+        and "runs" not in out.split("failing:")[1].split("\n")[0]
+    )
     assert "unchecked: checks failing: no check was recorded" in out
     assert "checks failing in: failing, unchecked" in out
     saved = json.loads((tmp_path / "unchecked" / "result.json").read_text())

@@ -52,9 +52,15 @@ SCORE_COPIES = [
 def test_no_conformal_rank_or_score_copy_outside_shared(dist):
     folder = ROOT / "packages" / dist
     for path, text in _sources(folder).items():
-        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("#", "``", ":math:")))
+        code = "\n".join(
+            line
+            for line in text.splitlines()
+            if not line.lstrip().startswith(("#", "``", ":math:"))
+        )
         for pattern in RANK_COPIES:
-            assert not pattern.search(code), f"{path}: a copy of the conformal rank ({pattern.pattern})"
+            assert not pattern.search(code), (
+                f"{path}: a copy of the conformal rank ({pattern.pattern})"
+            )
         for pattern in SCORE_COPIES:
             hit = pattern.search(code)
             # costly-cp's aps_scores is a thin deprecation wrapper calling the shared one
@@ -83,13 +89,18 @@ def test_public_names_shared_by_two_conformal_packages_mean_one_thing():
     seen: dict[str, tuple[str, object]] = {}
     for dist in CONFORMAL:
         module = importlib.import_module(dist.replace("-", "_"))
-        for sub in [module, *(getattr(module, s) for s in ("baselines", "data") if hasattr(module, s))]:
+        for sub in [
+            module,
+            *(getattr(module, s) for s in ("baselines", "data") if hasattr(module, s)),
+        ]:
             for name in sub.__all__:
                 obj = getattr(sub, name)
                 if isinstance(obj, type(module)) or name.isupper():
                     continue  # submodules and constants
                 if name in seen and seen[name][0] != dist:
-                    assert seen[name][1] is obj, f"{name} means different things in {seen[name][0]} and {dist}"
+                    assert seen[name][1] is obj, (
+                        f"{name} means different things in {seen[name][0]} and {dist}"
+                    )
                 seen.setdefault(name, (dist, obj))
 
 
@@ -101,7 +112,9 @@ def test_estimators_take_confidence_level_and_the_progress_flag_is_progress(dist
     module = importlib.import_module(dist.replace("-", "_"))
     for name in module.__all__:
         obj = getattr(module, name)
-        if inspect.isclass(obj) and any(hasattr(obj, v) for v in ("conformalize", "predict_interval", "run")):
+        if inspect.isclass(obj) and any(
+            hasattr(obj, v) for v in ("conformalize", "predict_interval", "run")
+        ):
             params = inspect.signature(obj).parameters
             assert "alpha" not in params or params["alpha"].default is None, f"{name} takes alpha"
     for path, text in _sources(ROOT / "packages" / dist).items():
@@ -120,8 +133,12 @@ def test_no_generic_top_level_init_or_update(dist):
 # -- item 6: hygiene ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("dist", "module", "folder"),
-    _params({"bittokens": "bittokens still has a literal version (its owner's change)",
-             "gse-flow": "gse-flow still has a literal version (its owner's change)"}),
+    _params(
+        {
+            "bittokens": "bittokens still has a literal version (its owner's change)",
+            "gse-flow": "gse-flow still has a literal version (its owner's change)",
+        }
+    ),
 )
 def test_version_is_read_from_metadata(dist, module, folder):
     text = (folder / "src" / module / "__init__.py").read_text()
@@ -131,8 +148,11 @@ def test_version_is_read_from_metadata(dist, module, folder):
 
 @pytest.mark.parametrize(
     ("dist", "module", "folder"),
-    _params({"bittokens": "bittokens/benchmarks imports bittokens._reproduce/_train (its owner's change)",
-             "dxpp": "dxpp/benchmarks imports dxpp._bench (issue 24)"}),
+    _params(
+        {
+            "bittokens": "bittokens/benchmarks imports bittokens._reproduce/_train (its owner's change)",
+        }
+    ),
 )
 def test_benchmarks_import_only_public_names(dist, module, folder):
     for script in sorted((folder / "benchmarks").glob("*.py")):

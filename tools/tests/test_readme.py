@@ -26,7 +26,11 @@ def _fake_repo(tmp_path: Path) -> Path:
             """)
         )
     (tmp_path / "README.md").write_text(
-        "# icml26: 99 stale methods\n\nintro stays\n\n" + START + "\n| old | table |\n" + END + "\n\ntail stays\n"
+        "# icml26: 99 stale methods\n\nintro stays\n\n"
+        + START
+        + "\n| old | table |\n"
+        + END
+        + "\n\ntail stays\n"
     )
     return tmp_path
 
@@ -35,19 +39,31 @@ def test_report_readme_rewrites_first_line_and_table_from_results(tmp_path, monk
     repo = _fake_repo(tmp_path)
     reports = repo / "reports"
     r = ex.ExperimentResult(
-        "alpha-cp", "t", checks={"a": True, "b": False}, headline="coverage 0.9 | width 2", quick=True
+        "alpha-cp",
+        "t",
+        checks={"a": True, "b": False},
+        headline="coverage 0.9 | width 2",
+        quick=True,
     )
     (reports / "alpha-cp").mkdir(parents=True)
     (reports / "alpha-cp" / "result.json").write_text(r.to_json())
     monkeypatch.chdir(repo)
     assert cli.main(["report", "--out", "reports", "--readme"]) == 0
     text = (repo / "README.md").read_text()
-    assert text.splitlines()[0] == "# icml26: 2 ICML 2026 methods, each an installable Python library"
+    assert (
+        text.splitlines()[0] == "# icml26: 2 ICML 2026 methods, each an installable Python library"
+    )
     assert "intro stays" in text and "tail stays" in text and "| old | table |" not in text
-    assert "| [alpha-cp](packages/alpha-cp/README.md) | `alpha_cp` | first method | quick run: 1/2 checks pass | coverage 0.9 \\| width 2 |" in text
-    assert "| [beta-net](packages/beta-net/README.md) | `beta_net` | second \\| method | not run here | – |" in text
+    assert (
+        "| [alpha-cp](packages/alpha-cp/README.md) | `alpha_cp` | first method | quick run: 1/2 checks pass | coverage 0.9 \\| width 2 |"
+        in text
+    )
+    assert (
+        "| [beta-net](packages/beta-net/README.md) | `beta_net` | second \\| method | not run here | – |"
+        in text
+    )
     # a new package folder changes the count on the next run: nothing is hard-coded
-    (repo / "packages" / "gamma" ).mkdir()
+    (repo / "packages" / "gamma").mkdir()
     (repo / "packages" / "gamma" / "pyproject.toml").write_text('[project]\nname = "gamma"\n')
     update_readme(repo / "README.md", repo, reports)
     assert (repo / "README.md").read_text().startswith("# icml26: 3 ICML 2026 methods")

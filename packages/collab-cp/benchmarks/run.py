@@ -93,8 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, fn in cases.items():
         report.add(offline, name, time_call(fn, repeats=repeats), identical_to_mapie=same)
     if same is not None:
-        report.ratio(offline, "collab_cp.baselines.SplitConformalClassifier", "MAPIE SplitConformalClassifier (peer)")
-        report.ratio(offline, "CollaborativeConformal (top-2 human)", "MAPIE SplitConformalClassifier (peer)")
+        report.ratio(
+            offline,
+            "collab_cp.baselines.SplitConformalClassifier",
+            "MAPIE SplitConformalClassifier (peer)",
+        )
+        report.ratio(
+            offline, "CollaborativeConformal (top-2 human)", "MAPIE SplitConformalClassifier (peer)"
+        )
 
     stream = shifting_stream(2_000 if args.quick else 10_000, seed=0)
 
@@ -130,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
             repeats=1,
             warmup=0,
         )
-        report.add(case, f"split_evaluation(baselines={baselines})", t, splits_per_s=n_splits / t.median)
+        report.add(
+            case, f"split_evaluation(baselines={baselines})", t, splits_per_s=n_splits / t.median
+        )
 
     print(report.to_text())
     print(f"H = ∅ sets identical to MAPIE's: {same}")

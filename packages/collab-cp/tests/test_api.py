@@ -48,11 +48,13 @@ def test_public_api_is_exact():
     "name", ["HarmControlledRestriction", "SplitConformalClassifier", "coverage_matched_sets"]
 )
 def test_moved_baselines_are_deprecated_aliases(name):
-    with pytest.warns(DeprecationWarning, match=rf"collab_cp\.{name} is deprecated.*collab_cp\.baselines"):
+    with pytest.warns(
+        DeprecationWarning, match=rf"collab_cp\.{name} is deprecated.*collab_cp\.baselines"
+    ):
         obj = getattr(collab_cp, name)
     assert obj is getattr(collab_cp.baselines, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        collab_cp.nope  # noqa: B018
+        collab_cp.nope
 
 
 def test_conformal_quantile_is_deprecated_and_keeps_its_coverage_meaning():
@@ -74,7 +76,9 @@ def test_deprecated_verbs_warn_and_match_the_new_ones():
     assert old.thresholds == new.thresholds
     with pytest.warns(DeprecationWarning, match="SplitConformalClassifier.calibrate is deprecated"):
         collab_cp.baselines.SplitConformalClassifier(0.9).calibrate(d.probs, d.y)
-    with pytest.warns(DeprecationWarning, match="HarmControlledRestriction.calibrate is deprecated"):
+    with pytest.warns(
+        DeprecationWarning, match="HarmControlledRestriction.calibrate is deprecated"
+    ):
         collab_cp.baselines.HarmControlledRestriction().calibrate(d.probs, d.human, d.y)
     r = heteroscedastic_regression(300, seed=0)
     args = (r.y_pred, r.sigma, r.human_lower, r.human_upper)

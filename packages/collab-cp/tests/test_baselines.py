@@ -8,7 +8,11 @@ from collab_cp import (
     collaborative_sets,
     conformity_scores,
 )
-from collab_cp.baselines import HarmControlledRestriction, SplitConformalClassifier, coverage_matched_sets
+from collab_cp.baselines import (
+    HarmControlledRestriction,
+    SplitConformalClassifier,
+    coverage_matched_sets,
+)
 from collab_cp.data import synthetic_collaboration
 from collab_cp.experiments import split_evaluation
 from icml26_shared.metrics import binomial_tolerance, set_coverage

@@ -9,7 +9,9 @@ import pytest
 import collab_cp
 
 MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(collab_cp.__path__, prefix="collab_cp.") if m.name != "collab_cp.__main__"
+    m.name
+    for m in pkgutil.walk_packages(collab_cp.__path__, prefix="collab_cp.")
+    if m.name != "collab_cp.__main__"
 )
 
 

@@ -126,7 +126,10 @@ def test_integer_mask_is_refused_with_a_hint():
     rng = np.random.default_rng(1)
     p = rng.dirichlet(np.ones(4), size=6)
     H = human_sets(p, "top_k", k=2)
-    with pytest.raises(TypeError, match=r"integer 0/1 array of the mask's shape \(6, 4\).*astype\(bool\).*label lists"):
+    with pytest.raises(
+        TypeError,
+        match=r"integer 0/1 array of the mask's shape \(6, 4\).*astype\(bool\).*label lists",
+    ):
         as_label_mask(H.astype(int), 6, 4)
     with pytest.raises(TypeError, match="Pass a boolean mask"):
         CollaborativeConformal().conformalize(p, H.astype(np.int8), rng.integers(0, 4, 6))

@@ -172,7 +172,9 @@ def test_callable_score_is_accepted_and_valid(rate_tolerance):
     assert r.harm.mean() <= EPS + rate_tolerance(EPS, r.n_in, r.n_test_in)
     assert r.recovery.mean() >= DELTA - rate_tolerance(DELTA, r.n_out, r.n_test_out)
     # a monotone transform of 1 - p gives the same sets as the default score
-    cp1 = CollaborativeConformal(score=neg_log).conformalize(d.probs[:500], d.human[:500], d.y[:500])
+    cp1 = CollaborativeConformal(score=neg_log).conformalize(
+        d.probs[:500], d.human[:500], d.y[:500]
+    )
     cp2 = CollaborativeConformal().conformalize(d.probs[:500], d.human[:500], d.y[:500])
     assert np.array_equal(
         cp1.predict_set(d.probs[500:], d.human[500:]), cp2.predict_set(d.probs[500:], d.human[500:])

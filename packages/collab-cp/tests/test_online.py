@@ -20,7 +20,9 @@ def test_acceptance_4_shifting_stream(seed):
     harm, rec = trace.branch_rates(5000)
     assert abs(harm - EPS) <= 0.01
     assert abs(rec - DELTA) <= 0.01
-    frozen = CollaborativeConformal(EPS, DELTA).conformalize(s.probs[:500], s.human[:500], s.y[:500])
+    frozen = CollaborativeConformal(EPS, DELTA).conformalize(
+        s.probs[:500], s.human[:500], s.y[:500]
+    )
     m = collaborative_metrics(
         frozen.predict_set(s.probs[5000:], s.human[5000:]), s.human[5000:], s.y[5000:]
     )
@@ -126,7 +128,12 @@ def test_fresh_learner_checkpoint_is_strict_json():
 
 @pytest.mark.parametrize(
     ("field", "kwargs"),
-    [("eta", {"eta": 0.5}), ("epsilon", {"epsilon": 0.1}), ("score", {"score": "aps"}), ("pi_floor", {"pi_floor": 0.2})],
+    [
+        ("eta", {"eta": 0.5}),
+        ("epsilon", {"epsilon": 0.1}),
+        ("score", {"score": "aps"}),
+        ("pi_floor", {"pi_floor": 0.2}),
+    ],
 )
 def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field(field, kwargs):
     s = shifting_stream(200, seed=4)
@@ -134,7 +141,9 @@ def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field(fiel
     saved.run(s.probs, s.human, s.y)
     cfg = {"epsilon": EPS, "delta": DELTA, "eta": 0.03, **kwargs}
     other = OnlineCollaborative(cfg.pop("epsilon"), cfg.pop("delta"), **cfg)
-    with pytest.raises(ValueError, match=rf"saved with {field}=.*but this OnlineCollaborative has {field}="):
+    with pytest.raises(
+        ValueError, match=rf"saved with {field}=.*but this OnlineCollaborative has {field}="
+    ):
         other.load_state_dict(saved.state_dict())
     same = OnlineCollaborative(EPS, DELTA, eta=0.03).load_state_dict(saved.state_dict())
     assert same.state == saved.state
@@ -153,5 +162,8 @@ def test_deprecated_checkpoint_names_still_work():
 
 def test_update_with_a_batch_row_names_the_shape():
     s = shifting_stream(10, seed=4)
-    with pytest.raises(ValueError, match=r"probs must be one probability vector of shape \(K,\) for update\(\), got shape \(2, 10\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"probs must be one probability vector of shape \(K,\) for update\(\), got shape \(2, 10\)",
+    ):
         OnlineCollaborative(EPS, DELTA).update(s.probs[:2], [0], 0)

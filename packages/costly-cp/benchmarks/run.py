@@ -39,13 +39,24 @@ def main() -> None:
     for m in marks:
         case = f"m={m}"
         cal = LabelBudgetCalibrator(lambda s: s, n_future=1e15, max_labels=m)
-        t = time_call(lambda cal=cal, m=m: cal.conformalize(S, lambda i: int(y[i])), repeats=1, warmup=0)
+        t = time_call(
+            lambda cal=cal, m=m: cal.conformalize(S, lambda i: int(y[i])), repeats=1, warmup=0
+        )
         res = cal.result_
         assert res.m == m, "the rule must keep buying labels up to m"
         per_decision[m] = t.median / m
-        report.add(case, "ours (amortised, per decision)", t.median / m, refits=len(res.trace.n), session_s=t.median)
+        report.add(
+            case,
+            "ours (amortised, per decision)",
+            t.median / m,
+            refits=len(res.trace.n),
+            session_s=t.median,
+        )
         scores, curve = never_stopping_stream(m)
-        naive = time_call(lambda s=scores, c=curve: should_stop(s, c, alpha=0.1, n_future=1e15), repeats=3 if m >= 100_000 else 5)
+        naive = time_call(
+            lambda s=scores, c=curve: should_stop(s, c, alpha=0.1, n_future=1e15),
+            repeats=3 if m >= 100_000 else 5,
+        )
         report.add(case, "naive refit (one should_stop at m)", naive)
         report.ratio(case, "ours (amortised, per decision)", "naive refit (one should_stop at m)")
         try:
@@ -55,18 +66,27 @@ def main() -> None:
         s = np.random.default_rng(2).random(m)
         ours_q = conformal_threshold(s, 0.1)
         peer_q = float(_compute_classification_quantile(s.reshape(-1, 1), np.array([0.1]))[0])
-        report.add(case, "threshold: ours", time_call(lambda s=s: conformal_threshold(s, 0.1)), same_threshold=ours_q == peer_q)
+        report.add(
+            case,
+            "threshold: ours",
+            time_call(lambda s=s: conformal_threshold(s, 0.1)),
+            same_threshold=ours_q == peer_q,
+        )
         report.add(
             case,
             "threshold: MAPIE",
-            time_call(lambda s=s: _compute_classification_quantile(s.reshape(-1, 1), np.array([0.1]))),
+            time_call(
+                lambda s=s: _compute_classification_quantile(s.reshape(-1, 1), np.array([0.1]))
+            ),
         )
         report.ratio(case, "threshold: ours", "threshold: MAPIE")
     print(report.to_text())
     if len(marks) >= 2:
         lo, hi = marks[0], marks[-1]
         growth = per_decision[hi] / per_decision[lo]
-        print(f"amortised cost from m={lo} to m={hi}: x{growth:.2f} (log m grows x{math.log(hi) / math.log(lo):.2f})")
+        print(
+            f"amortised cost from m={lo} to m={hi}: x{growth:.2f} (log m grows x{math.log(hi) / math.log(lo):.2f})"
+        )
     print(f"written to {report.write(args.out)}")
 
 

@@ -20,7 +20,9 @@ def population():
     """A small :class:`~costly_cp._simulate.Population` (fast to build)."""
     from costly_cp._simulate import dirichlet_population
 
-    return dirichlet_population(10, concentration=0.1, ai_noise=0.5, size=40_000, n_unlabeled=3_000, seed=2)
+    return dirichlet_population(
+        10, concentration=0.1, ai_noise=0.5, size=40_000, n_unlabeled=3_000, seed=2
+    )
 
 
 @pytest.fixture(scope="session")

@@ -59,9 +59,11 @@ def test_conformal_rank_values():
 
 def test_calibrator_small_budget_returns_full_set(classifier):
     probs, y = classifier
-    res = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.95, n_future=1e4, max_labels=15).conformalize(
-        probs[:200], lambda i: int(y[i])
-    ).result_
+    res = (
+        cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.95, n_future=1e4, max_labels=15)
+        .conformalize(probs[:200], lambda i: int(y[i]))
+        .result_
+    )
     assert res.stopped_by == "budget"
     assert res.threshold == math.inf
     assert res.predict_set(cc.lac_scores(probs[:50])).all()
@@ -70,9 +72,13 @@ def test_calibrator_small_budget_returns_full_set(classifier):
 
 def test_regression_small_budget_is_whole_line(regression):
     x, y, predict = regression
-    res = cc.LabelBudgetCalibrator(cc.IntervalScores(predict), confidence_level=0.9, n_future=100, max_labels=8).conformalize(
-        x[:100], lambda i: float(y[i])
-    ).result_
+    res = (
+        cc.LabelBudgetCalibrator(
+            cc.IntervalScores(predict), confidence_level=0.9, n_future=100, max_labels=8
+        )
+        .conformalize(x[:100], lambda i: float(y[i]))
+        .result_
+    )
     lo, hi = res.predict_interval(*predict(x[:5]).T)
     assert res.threshold == math.inf and np.all(lo == -np.inf) and np.all(hi == np.inf)
     assert res.cost_estimate == math.inf
@@ -110,6 +116,7 @@ def test_pac_rank_matches_scipy_brute_force():
 
     for m, n in [(60, 500), (100, 1000), (300, 2000)]:
         k = cc.pac_rank(m, 0.05, 0.05, n)
+
         def tail(kk, m=m, n=n):
             return stats.betabinom.sf(np.floor(0.05 * n), n, m + 1 - kk, kk)
 
@@ -126,7 +133,9 @@ def test_betabinom_sf_matches_scipy():
     n = np.array([5, 50, 100, 900, 9000])
     a = np.array([1.0, 2, 3, 7, 40])
     b = np.array([4.0, 5, 6, 120, 900])
-    np.testing.assert_allclose(_betabinom_sf(x, n, a, b), stats.betabinom.sf(x, n, a, b), atol=1e-10)
+    np.testing.assert_allclose(
+        _betabinom_sf(x, n, a, b), stats.betabinom.sf(x, n, a, b), atol=1e-10
+    )
 
 
 # -- the cost model ----------------------------------------------------------------------------
@@ -137,6 +146,7 @@ def test_expected_size_is_exact_for_a_quadratic_curve():
     model = cc.CostModel(u0=0.9, a0=2.0, a1=3.0, a2=5.0, n_future=1e4, full_size=10.0, alpha=0.1)
     for m in (9, 10, 37, 100, 501):
         k = cc.conformal_rank(m, 0.1)
+
         def integrand(u, k=k, m=m):
             h = 2.0 + 3.0 * (u - 0.9) + 5.0 * (u - 0.9) ** 2
             return h * stats.beta.pdf(u, k, m + 1 - k)
@@ -189,7 +199,11 @@ def test_should_stop_is_pure_and_respects_the_floor(classifier):
     [
         ({"confidence_level": 1.5}, ValueError, r"confidence_level must be in \(0, 1\), got 1.5"),
         ({"confidence_level": 0}, ValueError, "confidence_level must be in"),
-        ({"confidence_level": 0.9 + 0j}, TypeError, "confidence_level must be a real number, got complex"),
+        (
+            {"confidence_level": 0.9 + 0j},
+            TypeError,
+            "confidence_level must be a real number, got complex",
+        ),
         ({"n_future": 0}, ValueError, "n_future must be finite and > 0, got 0"),
         ({"n_future": -5}, ValueError, "n_future must be finite and > 0"),
         ({"rule": "greedy"}, ValueError, "rule must be one of 'plugin', 'split', got 'greedy'"),
@@ -212,7 +226,9 @@ def test_bad_score_fn_and_oracle(classifier):
     with pytest.raises(ValueError, match="unlabeled must not be empty"):
         cal.conformalize(probs[:0], lambda i: 0).result_
     with pytest.raises(ValueError, match="score_fn\\(unlabeled\\) must have 3 rows"):
-        cc.LabelBudgetCalibrator(lambda P: np.ones((2, 3))).conformalize(probs[:3], lambda i: 0).result_
+        cc.LabelBudgetCalibrator(lambda P: np.ones((2, 3))).conformalize(
+            probs[:3], lambda i: 0
+        ).result_
 
 
 @pytest.mark.parametrize("bad", [10, -1, float("nan"), 2.5, "cat", None, True])
@@ -233,7 +249,11 @@ def test_oracle_nan_for_regression(regression):
 def test_exhausted_stream_is_a_flag_not_an_exception(classifier):
     probs, y = classifier
     for rule in ("plugin", "split"):
-        res = cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e7, rule=rule).conformalize(probs[:60], lambda i: int(y[i])).result_
+        res = (
+            cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e7, rule=rule)
+            .conformalize(probs[:60], lambda i: int(y[i]))
+            .result_
+        )
         assert res.stopped_by == "exhausted"
         assert res.labels_bought == 60
         assert math.isfinite(res.threshold)
@@ -242,14 +262,20 @@ def test_exhausted_stream_is_a_flag_not_an_exception(classifier):
 # -- the loop ----------------------------------------------------------------------------------
 def test_run_plugin_and_split(classifier):
     probs, y = classifier
-    plug = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4).conformalize(probs, lambda i: int(y[i])).result_
+    plug = (
+        cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4)
+        .conformalize(probs, lambda i: int(y[i]))
+        .result_
+    )
     assert plug.stopped_by == "rule" and plug.guarantee == "none"
     assert plug.m == plug.labels_bought >= 40
     assert plug.threshold == cc.conformal_threshold(plug.calibration_scores, 0.1)
     assert len(plug.trace.n) >= 3 and plug.trace.target[-1] <= plug.m
-    split = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4, rule="split").conformalize(
-        probs, lambda i: int(y[i])
-    ).result_
+    split = (
+        cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9, n_future=1e4, rule="split")
+        .conformalize(probs, lambda i: int(y[i]))
+        .result_
+    )
     assert split.guarantee == "finite-sample" and split.stopped_by == "rule"
     pilot = split.labels_bought - split.m
     assert pilot >= 40
@@ -261,7 +287,11 @@ def test_run_plugin_and_split(classifier):
 
 def test_regression_run(regression):
     x, y, predict = regression
-    res = cc.LabelBudgetCalibrator(cc.IntervalScores(predict), confidence_level=0.9, n_future=1e3).conformalize(x, lambda i: float(y[i])).result_
+    res = (
+        cc.LabelBudgetCalibrator(cc.IntervalScores(predict), confidence_level=0.9, n_future=1e3)
+        .conformalize(x, lambda i: float(y[i]))
+        .result_
+    )
     assert res.stopped_by == "rule" and math.isfinite(res.threshold)
     lo, hi = res.predict_interval(*predict(x).T)
     covered = np.mean((lo <= y) & (y <= hi))
@@ -282,7 +312,12 @@ def test_resume_loses_no_label(classifier, counting_oracle, rule):
     state = json.loads(json.dumps(cal.state_dict()))  # survives a trip through JSON
     assert len(state["labels"]) == cut
     resumed_oracle = counting_oracle(y)
-    res = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).load_state_dict(state).conformalize(probs, resumed_oracle).result_
+    res = (
+        cc.LabelBudgetCalibrator(cc.lac_scores, **kw)
+        .load_state_dict(state)
+        .conformalize(probs, resumed_oracle)
+        .result_
+    )
     assert len(broken_oracle.calls) + len(resumed_oracle.calls) == len(full_oracle.calls)
     assert not set(broken_oracle.calls) & set(resumed_oracle.calls)
     assert res.threshold == full.threshold and res.m == full.m
@@ -292,7 +327,10 @@ def test_resume_loses_no_label(classifier, counting_oracle, rule):
 
 def test_state_dict_rejects_other_settings(classifier):
     state = cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.9).state_dict()
-    with pytest.raises(ValueError, match="saved with confidence_level=0.9, but this LabelBudgetCalibrator has confidence_level=0.8"):
+    with pytest.raises(
+        ValueError,
+        match=r"saved with confidence_level=0.9, but this LabelBudgetCalibrator has confidence_level=0.8",
+    ):
         cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.8).load_state_dict(state)
 
 
@@ -306,12 +344,16 @@ def test_state_dict_rejects_other_settings(classifier):
         ("seed", {"seed": 3}),
     ],
 )
-def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field(classifier, field, kwargs):
+def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field(
+    classifier, field, kwargs
+):
     probs, y = classifier
     saved = cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e4, max_labels=30)
     saved.conformalize(probs[:200], lambda i: int(y[i]))
     base = {"n_future": 1e4, "max_labels": 30, **kwargs}
-    with pytest.raises(ValueError, match=rf"saved with {field}=.* but this LabelBudgetCalibrator has {field}="):
+    with pytest.raises(
+        ValueError, match=rf"saved with {field}=.* but this LabelBudgetCalibrator has {field}="
+    ):
         cc.LabelBudgetCalibrator(cc.lac_scores, **base).load_state_dict(saved.state_dict())
 
 
@@ -320,7 +362,9 @@ def test_json_checkpoint_is_strict_and_resumes(classifier):
 
     probs, y = classifier
     kw = {"confidence_level": 0.9, "n_future": 1e4, "max_labels": 40}
-    cal = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(probs[:300], lambda i: int(y[i]))
+    cal = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(
+        probs[:300], lambda i: int(y[i])
+    )
     text = cal.to_json()
     json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the checkpoint"))
     again = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).load_json(text)
@@ -331,12 +375,16 @@ def test_json_checkpoint_is_strict_and_resumes(classifier):
 def test_unlabeled_may_be_any_iterable(classifier):
     probs, y = classifier
     kw = {"confidence_level": 0.9, "n_future": 1e4, "max_labels": 40}
-    from_array = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(probs[:100], lambda i: int(y[i]))
+    from_array = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(
+        probs[:100], lambda i: int(y[i])
+    )
     from_gen = cc.LabelBudgetCalibrator(cc.lac_scores, **kw).conformalize(
         (row for row in probs[:100]), lambda i: int(y[i])
     )
     assert from_gen.result_.threshold == from_array.result_.threshold
-    np.testing.assert_array_equal(from_gen.result_.labeled_indices, from_array.result_.labeled_indices)
+    np.testing.assert_array_equal(
+        from_gen.result_.labeled_indices, from_array.result_.labeled_indices
+    )
     with pytest.raises(TypeError, match="unlabeled must be an iterable"):
         cc.LabelBudgetCalibrator(cc.lac_scores).conformalize(5, lambda i: 0)
 
@@ -347,8 +395,12 @@ def test_estimator_verbs_and_deprecated_aliases(classifier):
     with pytest.raises(ValueError, match="not conformalized yet"):
         cal.predict_set(cc.lac_scores(probs[:3]))
     assert cal.conformalize(probs[:200], lambda i: int(y[i])) is cal
-    np.testing.assert_array_equal(cal.predict_set(cc.lac_scores(probs[:5])), cal.result_.predict_set(cc.lac_scores(probs[:5])))
-    with pytest.warns(DeprecationWarning, match=r"LabelBudgetCalibrator\(alpha=...\) is deprecated"):
+    np.testing.assert_array_equal(
+        cal.predict_set(cc.lac_scores(probs[:5])), cal.result_.predict_set(cc.lac_scores(probs[:5]))
+    )
+    with pytest.warns(
+        DeprecationWarning, match=r"LabelBudgetCalibrator\(alpha=...\) is deprecated"
+    ):
         old = cc.LabelBudgetCalibrator(cc.lac_scores, alpha=0.1, n_future=1e4, max_labels=40)
     with pytest.warns(DeprecationWarning, match="LabelBudgetCalibrator.run is deprecated"):
         res = old.run(probs[:200], lambda i: int(y[i]))
@@ -400,7 +452,9 @@ def test_threshold_matches_mapie_and_mapie_has_no_small_m_answer():
             if cc.conformal_rank(m, alpha) > m:
                 continue
             s = rng.random(m)
-            peer = float(utils._compute_classification_quantile(s.reshape(-1, 1), np.array([alpha]))[0])
+            peer = float(
+                utils._compute_classification_quantile(s.reshape(-1, 1), np.array([alpha]))[0]
+            )
             assert cc.conformal_threshold(s, alpha) == peer
     with pytest.raises(ValueError):  # MAPIE refuses m < 9 at alpha = 0.1; we return +inf
         utils._compute_classification_quantile(rng.random((8, 1)), np.array([0.1]))
@@ -427,5 +481,9 @@ def test_data_submodule_and_version():
     scores, _ = cc.data.never_stopping_stream(300)
     np.testing.assert_array_equal(S[:, 0], scores)
     assert S.shape == (300, 10) and (y == 0).all()
-    res = cc.LabelBudgetCalibrator(lambda s: s, n_future=1e15, max_labels=200).conformalize(S, lambda i: 0).result_
+    res = (
+        cc.LabelBudgetCalibrator(lambda s: s, n_future=1e15, max_labels=200)
+        .conformalize(S, lambda i: 0)
+        .result_
+    )
     assert res.m == 200 and res.stopped_by == "budget"  # the rule never stops by itself here

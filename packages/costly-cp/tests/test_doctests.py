@@ -9,7 +9,9 @@ import pytest
 import costly_cp
 
 MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(costly_cp.__path__, prefix="costly_cp.") if m.name != "costly_cp.__main__"
+    m.name
+    for m in pkgutil.walk_packages(costly_cp.__path__, prefix="costly_cp.")
+    if m.name != "costly_cp.__main__"
 )
 
 

@@ -39,8 +39,15 @@ def test_rule_beats_habitual_fixed_sizes(population):
     ms = np.arange(20, 400)
     costs = population.cost_curve(ms, alpha, n_future)
     best = costs.min() - n_future * population.e_inf(alpha)
-    st = run_rule(population, alpha=alpha, n_future=n_future, rule="plugin", reps=200,
-                  fixed=(500, 1000), seed=13)
+    st = run_rule(
+        population,
+        alpha=alpha,
+        n_future=n_future,
+        rule="plugin",
+        reps=200,
+        fixed=(500, 1000),
+        seed=13,
+    )
     se = st.excess.std(ddof=1) / math.sqrt(st.excess.size)
     assert st.excess.mean() + 3 * se < st.fixed_excess[500].mean()
     assert st.excess.mean() <= 1.25 * best + 3 * se, (st.excess.mean(), best, se)
@@ -59,7 +66,9 @@ def test_expected_size_matches_simulation(population):
 
 
 def test_pac_realised_error_is_below_eps():
-    st = run_pac(2, pool_size=4000, eps=0.05, delta=0.05, rules=("plugin", "split"), grid=(100, 300), seed=3)
+    st = run_pac(
+        2, pool_size=4000, eps=0.05, delta=0.05, rules=("plugin", "split"), grid=(100, 300), seed=3
+    )
     for rule in ("plugin", "split"):
         assert st.error[rule].max() <= 0.05
         assert np.all(st.expert[rule] < 4000)

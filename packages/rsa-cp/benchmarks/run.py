@@ -32,22 +32,32 @@ def main() -> int:
     for m, n in [(40, 3000), (20, 1000), (160, 3000)]:
         s, r = rng.lognormal(size=m), rng.lognormal(size=n)
         case = f"m={m} N={n}"
-        report.add(case, "split CP", time_call(lambda s=s: split_threshold(s, 0.05), repeats=repeats))
+        report.add(
+            case, "split CP", time_call(lambda s=s: split_threshold(s, 0.05), repeats=repeats)
+        )
         report.add(
             case,
             "SPI (warm)",
             time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05, align=False), repeats=repeats),
         )
-        report.add(case, "RSA-CP (warm)", time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05), repeats=repeats))
+        report.add(
+            case,
+            "RSA-CP (warm)",
+            time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05), repeats=repeats),
+        )
         report.add(
             case,
             "RSA-CP (cold)",
-            time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05, window=next(fresh)), repeats=repeats),
+            time_call(
+                lambda s=s, r=r: rsa_threshold(s, r, 0.05, window=next(fresh)), repeats=repeats
+            ),
         )
         report.add(
             case,
             "RSA-CP marginal (warm)",
-            time_call(lambda s=s, r=r: rsa_threshold(s, r, 0.05, guarantee="marginal"), repeats=repeats),
+            time_call(
+                lambda s=s, r=r: rsa_threshold(s, r, 0.05, guarantee="marginal"), repeats=repeats
+            ),
         )
         report.ratio(case, "RSA-CP (warm)", "SPI (warm)")
         report.ratio(case, "RSA-CP (cold)", "split CP")
@@ -63,11 +73,15 @@ def main() -> int:
     report.add(
         case,
         "RSAConformalRegressor",
-        time_call(lambda: ours.conformalize(X[60:100], y[60:100], reference_scores=ref), repeats=repeats),
+        time_call(
+            lambda: ours.conformalize(X[60:100], y[60:100], reference_scores=ref), repeats=repeats
+        ),
     )
     split = RSAConformalRegressor(model, confidence_level=0.95, method="split", prefit=True)
     report.add(
-        case, "RSAConformalRegressor split", time_call(lambda: split.conformalize(X[60:100], y[60:100]), repeats=repeats)
+        case,
+        "RSAConformalRegressor split",
+        time_call(lambda: split.conformalize(X[60:100], y[60:100]), repeats=repeats),
     )
     try:
         from mapie.regression import SplitConformalRegressor
@@ -84,9 +98,13 @@ def main() -> int:
         pass
     target = report.seconds("m=40 N=3000", "RSA-CP (cold)") * 1e3
     verdict = "met" if target < 50 else "NOT met"
-    report.add("acceptance 5", "RSA-CP (cold), m=40 N=3000", None, ms=target, bar_ms=50, met=target < 50)
+    report.add(
+        "acceptance 5", "RSA-CP (cold), m=40 N=3000", None, ms=target, bar_ms=50, met=target < 50
+    )
     print(report.to_text())
-    print(f"\nacceptance 5 (m=40, N=3000 calibration < 50 ms, cold cache): {target:.2f} ms, {verdict}")
+    print(
+        f"\nacceptance 5 (m=40, N=3000 calibration < 50 ms, cold cache): {target:.2f} ms, {verdict}"
+    )
     print(f"written to {report.write(args.out)}")
     return 0
 

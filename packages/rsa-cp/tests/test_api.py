@@ -61,7 +61,7 @@ def test_old_top_level_names_are_deprecated_aliases(name):
     if name != "beta_binomial_window":
         assert obj is getattr(rsa_cp.baselines, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        rsa_cp.nope  # noqa: B018
+        rsa_cp.nope
 
 
 def test_version_comes_from_the_installed_metadata():

@@ -4,10 +4,10 @@ through icml26_shared.metrics.binomial_tolerance (99.9% two-sided)."""
 import numpy as np
 import pytest
 
-from rsa_cp.data import regression_scores
 from icml26_shared.metrics import binomial_tolerance
 from rsa_cp import coverage_bounds, rsa_threshold
 from rsa_cp.baselines import split_threshold
+from rsa_cp.data import regression_scores
 
 
 @pytest.mark.parametrize(("law", "m"), [("lognormal", 20), ("gamma", 40)])

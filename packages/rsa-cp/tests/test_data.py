@@ -22,7 +22,8 @@ def test_moved_generator_matches_the_deprecated_shared_one():
         old = datasets.regression_scores
     for law in ("lognormal", "student_t", "gamma", "halfnormal"):
         np.testing.assert_array_equal(
-            old(law, 500, seed=3, shock_prob=0.1), regression_scores(law, 500, seed=3, shock_prob=0.1)
+            old(law, 500, seed=3, shock_prob=0.1),
+            regression_scores(law, 500, seed=3, shock_prob=0.1),
         )
 
 

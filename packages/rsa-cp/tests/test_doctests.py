@@ -9,7 +9,9 @@ import pytest
 import rsa_cp
 
 MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(rsa_cp.__path__, prefix="rsa_cp.") if m.name != "rsa_cp.__main__"
+    m.name
+    for m in pkgutil.walk_packages(rsa_cp.__path__, prefix="rsa_cp.")
+    if m.name != "rsa_cp.__main__"
 )
 
 

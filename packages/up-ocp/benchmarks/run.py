@@ -57,16 +57,38 @@ def main() -> int:
     ref = OnlineConformal("up").run(one)
     assert np.allclose(up_python_loop(one.tolist()), ref, rtol=1e-9, atol=1e-12)
     case1 = f"1 stream, T={T}"
-    add(case1, "UP-OCP pure-Python loop", time_call(lambda: up_python_loop(one.tolist()), repeats=reps), T)
+    add(
+        case1,
+        "UP-OCP pure-Python loop",
+        time_call(lambda: up_python_loop(one.tolist()), repeats=reps),
+        T,
+    )
     algo = make_algorithm("up", 0.1)
-    add(case1, "UP-OCP numpy", time_call(lambda: run_algorithm(algo, one), repeats=reps), T, "per-step overhead")
+    add(
+        case1,
+        "UP-OCP numpy",
+        time_call(lambda: run_algorithm(algo, one), repeats=reps),
+        T,
+        "per-step overhead",
+    )
     report.ratio(case1, "UP-OCP numpy", "UP-OCP pure-Python loop")
 
     # 2. many streams: the Python loop stream by stream vs one numpy op per step vs jax
     case2 = f"{n_streams} streams, T={T}"
     rows = [r.tolist() for r in scores]
-    add(case2, "UP-OCP pure-Python loop", time_call(lambda: [up_python_loop(r) for r in rows], repeats=1, warmup=0), scores.size)
-    add(case2, "UP-OCP numpy", time_call(lambda: OnlineConformal("up").run(scores), repeats=reps), scores.size, "vectorised over streams")
+    add(
+        case2,
+        "UP-OCP pure-Python loop",
+        time_call(lambda: [up_python_loop(r) for r in rows], repeats=1, warmup=0),
+        scores.size,
+    )
+    add(
+        case2,
+        "UP-OCP numpy",
+        time_call(lambda: OnlineConformal("up").run(scores), repeats=reps),
+        scores.size,
+        "vectorised over streams",
+    )
     report.ratio(case2, "UP-OCP numpy", "UP-OCP pure-Python loop")
     try:
         import jax
@@ -86,11 +108,22 @@ def main() -> int:
         T_m = T if method in cheap else min(T, 300)
         s_m = scores[:, :T_m]
         case = f"zoo, {n_streams} streams, T={T_m}"
-        add(case, method, time_call(lambda m=method, s=s_m: OnlineConformal(m).run(s), repeats=1, warmup=0), s_m.size, "window 1000" if method in ("aci", "dtaci") else "")
+        add(
+            case,
+            method,
+            time_call(lambda m=method, s=s_m: OnlineConformal(m).run(s), repeats=1, warmup=0),
+            s_m.size,
+            "window 1000" if method in ("aci", "dtaci") else "",
+        )
         if method in ("aci", "dtaci", "saocp") and T_m != T:
             continue
         if method == cheap[0]:
-            add(case, "up", time_call(lambda s=s_m: OnlineConformal("up").run(s), repeats=1, warmup=0), s_m.size)
+            add(
+                case,
+                "up",
+                time_call(lambda s=s_m: OnlineConformal("up").run(s), repeats=1, warmup=0),
+                s_m.size,
+            )
     report.ratio(f"zoo, {n_streams} streams, T={T}", "up", "kt_aci")
 
     # 4. peer: MAPIE 1.x ACI (one stream, predict + adapt per step) vs ours on the same scores
@@ -125,7 +158,13 @@ def main() -> int:
             add(case4, "MAPIE ACI", time_call(mapie_run, repeats=1, warmup=0), T_p, "peer")
         ours = aci(0.1, 0.005, calibration=np.abs(cy - cx[:, 0]), clip=True)
         s_p = np.abs(ty - tx[:, 0])
-        add(case4, "our ACI (MAPIE mode)", time_call(lambda: run_algorithm(ours, s_p), repeats=reps), T_p, "same numbers")
+        add(
+            case4,
+            "our ACI (MAPIE mode)",
+            time_call(lambda: run_algorithm(ours, s_p), repeats=reps),
+            T_p,
+            "same numbers",
+        )
         report.ratio(case4, "our ACI (MAPIE mode)", "MAPIE ACI")
     except ImportError:
         pass

@@ -55,9 +55,19 @@ def test_public_all_is_exact():
 
 @pytest.mark.parametrize(
     "name",
-    [*EXPECTED_BASELINES[1:], "forecast_residuals", "load_csv_series", "load_returns", "init",
-     "update", "cover_fraction", "cover_log_wealth", "kl_bernoulli", "kt_fraction",
-     "conformal_quantile"],
+    [
+        *EXPECTED_BASELINES[1:],
+        "forecast_residuals",
+        "load_csv_series",
+        "load_returns",
+        "init",
+        "update",
+        "cover_fraction",
+        "cover_log_wealth",
+        "kl_bernoulli",
+        "kt_fraction",
+        "conformal_quantile",
+    ],
 )
 def test_old_top_level_names_are_deprecated_aliases(name):
     with pytest.warns(DeprecationWarning, match=rf"up_ocp\.{name} is deprecated.*0\.2: use "):
@@ -66,7 +76,7 @@ def test_old_top_level_names_are_deprecated_aliases(name):
     if name in EXPECTED_BASELINES:
         assert obj is getattr(up_ocp.baselines, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        up_ocp.nope  # noqa: B018
+        up_ocp.nope
 
 
 def test_deprecated_alpha_keyword_still_works_with_a_warning():
@@ -94,9 +104,16 @@ def test_state_saved_with_other_hyperparameters_is_refused_naming_the_field():
     s = np.abs(np.random.default_rng(2).standard_normal(50))
     saved = OnlineConformal("aci", confidence_level=0.9, gamma=0.5)
     saved.run(s)
-    with pytest.raises(ValueError, match=r"saved with params.gamma=0.5, but this OnlineConformal has params.gamma=0.001"):
-        OnlineConformal("aci", confidence_level=0.9, gamma=0.001).load_state_dict(saved.state_dict())
-    with pytest.raises(ValueError, match=r"saved with confidence_level=0.9, but .* has confidence_level=0.8"):
+    with pytest.raises(
+        ValueError,
+        match=r"saved with params.gamma=0.5, but this OnlineConformal has params.gamma=0.001",
+    ):
+        OnlineConformal("aci", confidence_level=0.9, gamma=0.001).load_state_dict(
+            saved.state_dict()
+        )
+    with pytest.raises(
+        ValueError, match=r"saved with confidence_level=0.9, but .* has confidence_level=0.8"
+    ):
         OnlineConformal("aci", confidence_level=0.8, gamma=0.5).load_state_dict(saved.state_dict())
     with pytest.raises(ValueError, match=r"saved with two_sided=False"):
         OnlineConformal("aci", confidence_level=0.9, two_sided=True, gamma=0.5).load_state_dict(
@@ -121,7 +138,10 @@ def test_json_checkpoint_is_strict_and_resumes_bit_exactly(method):
 
 
 def test_coverage_bound_rejects_mismatched_lengths_clearly():
-    with pytest.raises(ValueError, match=r"scores and thresholds must have the same shape .* got \(10,\) and \(9,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"scores and thresholds must have the same shape .* got \(10,\) and \(9,\)",
+    ):
         up_ocp.coverage_bound(np.ones(10), np.ones(9), 0.1)
     with pytest.raises(ValueError, match="scores must be finite, got nan"):
         up_ocp.coverage_bound([np.nan, 1.0], [1.0, 1.0], 0.1)
@@ -253,9 +273,7 @@ def test_make_algorithm_is_a_pure_pair(change_point_small):
         (lambda: OnlineConformal("up", gamma=0.1), TypeError, "unknown parameter"),
         (lambda: OnlineConformal("aci", gamma=-0.1), ValueError, "gamma must be >= 0"),
         (
-            lambda: (
-                _up.init(0.1).__class__ and _up.update(_up.init(0.1, shape=3), np.ones(4))
-            ),
+            lambda: _up.init(0.1).__class__ and _up.update(_up.init(0.1, shape=3), np.ones(4)),
             ValueError,
             r"score must have the stream batch shape \(3,\), got \(4,\)",
         ),
@@ -276,7 +294,10 @@ def test_mismatched_stream_shapes_and_state():
     oc.run(np.ones((3, 10)))
     with pytest.raises(ValueError, match=r"batch shape \(3,\) of the running state, got \(4,\)"):
         oc.run(np.ones((4, 10)))
-    with pytest.raises(ValueError, match="state was saved with method='aci', but this OnlineConformal has method='up'"):
+    with pytest.raises(
+        ValueError,
+        match="state was saved with method='aci', but this OnlineConformal has method='up'",
+    ):
         OnlineConformal("up").load_state_dict(OnlineConformal("aci").state_dict())
     oc2 = OnlineConformal("up")
     oc2.predict_interval(np.zeros(2))

@@ -9,7 +9,9 @@ import pytest
 import up_ocp
 
 MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(up_ocp.__path__, prefix="up_ocp.") if m.name != "up_ocp.__main__"
+    m.name
+    for m in pkgutil.walk_packages(up_ocp.__path__, prefix="up_ocp.")
+    if m.name != "up_ocp.__main__"
 )
 
 

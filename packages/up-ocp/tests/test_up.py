@@ -9,14 +9,13 @@ from hypothesis import strategies as st
 from scipy.special import betaln, xlogy
 
 import up_ocp
-from up_ocp import _up
 from icml26_shared.datasets import score_stream
 from icml26_shared.metrics import binomial_tolerance
-from up_ocp import OnlineConformal, coverage_bound, run_algorithm, up_grid
-from up_ocp._up import cover_fraction, cover_log_wealth, kt_fraction
+from up_ocp import OnlineConformal, _up, coverage_bound, run_algorithm, up_grid
 from up_ocp import (
     up_ocp as up_factory,
 )
+from up_ocp._up import cover_fraction, cover_log_wealth, kt_fraction
 
 
 def _misses_before(s, q):
@@ -32,7 +31,9 @@ def test_functional_core_matches_object(change_point_small):
     for t in range(s.shape[1]):
         qs.append(state.q)
         _, state = _up.update(state, s[:, t])
-    np.testing.assert_array_equal(np.stack(qs, -1), OnlineConformal("up", confidence_level=0.9, eps=1.0).run(s))
+    np.testing.assert_array_equal(
+        np.stack(qs, -1), OnlineConformal("up", confidence_level=0.9, eps=1.0).run(s)
+    )
     assert int(state.t) == s.shape[1]
 
 

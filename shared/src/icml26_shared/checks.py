@@ -147,8 +147,10 @@ def check_finite_array(
             raw = None
     if raw is not None and raw.dtype.kind == "c":
         raise TypeError(f"{name} must be real-valued, got dtype {raw.dtype}")
-    if raw is not None and raw.dtype == object and any(
-        isinstance(v, complex | np.complexfloating) for v in raw.ravel()
+    if (
+        raw is not None
+        and raw.dtype == object
+        and any(isinstance(v, complex | np.complexfloating) for v in raw.ravel())
     ):
         raise TypeError(f"{name} must be real-valued, got complex entries")
     try:

@@ -55,7 +55,9 @@ def encode_state(obj: Any) -> Any:
         return [encode_state(v) for v in obj]
     if obj is None or isinstance(obj, str):
         return obj
-    raise TypeError(f"state must hold numbers, strings, lists, dicts or arrays, got {type(obj).__name__}")
+    raise TypeError(
+        f"state must hold numbers, strings, lists, dicts or arrays, got {type(obj).__name__}"
+    )
 
 
 def decode_state(obj: Any) -> Any:

@@ -19,7 +19,15 @@ from pathlib import Path
 
 from icml26_shared.experiment import ExperimentResult, escape_cell
 
-__all__ = ["START", "END", "MethodPackage", "first_line", "method_packages", "render_table", "update_readme"]
+__all__ = [
+    "END",
+    "START",
+    "MethodPackage",
+    "first_line",
+    "method_packages",
+    "render_table",
+    "update_readme",
+]
 
 START = "<!-- packages-table:start -->"
 END = "<!-- packages-table:end -->"
@@ -44,7 +52,9 @@ def method_packages(root: Path) -> list[MethodPackage]:
         module = meta.get("tool", {}).get("uv", {}).get("build-backend", {}).get("module-name")
         name = project.get("name", py.parent.name)
         found.append(
-            MethodPackage(name, module or name.replace("-", "_"), project.get("description", ""), py.parent)
+            MethodPackage(
+                name, module or name.replace("-", "_"), project.get("description", ""), py.parent
+            )
         )
     return found
 

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_in_interval, check_probability_rows
 from icml26_shared.conformal import split_quantile
+
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
 
 __all__ = ["HarmControlledRestriction", "SplitConformalClassifier", "coverage_matched_sets"]

@@ -294,7 +294,9 @@ class CollaborativeConformal:
 
     def _check_fitted(self) -> None:
         if self._calibration is None:
-            raise RuntimeError("CollaborativeConformal is not conformalized: call conformalize() first")
+            raise RuntimeError(
+                "CollaborativeConformal is not conformalized: call conformalize() first"
+            )
 
     @property
     def thresholds(self) -> Thresholds:

@@ -57,7 +57,6 @@ from icml26_shared.checks import (
     check_positive,
     check_probability_rows,
 )
-
 from icml26_shared.state import check_same_config, decode_state, dumps_state, loads_state
 
 from ._offline import CollaborativeConformal

@@ -212,7 +212,9 @@ class CollaborativeRegressor:
     ) -> IntervalUnion:
         """The collaborative sets as an :class:`IntervalUnion` (at most three pieces each)."""
         if self.prune_threshold_ is None:
-            raise RuntimeError("CollaborativeRegressor is not conformalized: call conformalize() first")
+            raise RuntimeError(
+                "CollaborativeRegressor is not conformalized: call conformalize() first"
+            )
         c, s, lo, hi = self._inputs(y_pred, sigma, human_lower, human_upper)
         return IntervalUnion(
             _interval_pieces(c, s, lo, hi, self.prune_threshold_, self.augment_threshold_)

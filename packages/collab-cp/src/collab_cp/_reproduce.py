@@ -14,7 +14,6 @@ Every acceptance item of the spec is recorded in ``result.checks``.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np

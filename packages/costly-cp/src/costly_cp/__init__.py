@@ -12,7 +12,6 @@ icml26-shared's (:mod:`icml26_shared.conformal`), re-exported; synthetic streams
 from importlib.metadata import version as _version
 
 from . import data as data
-
 from ._calibrator import CalibrationResult as CalibrationResult
 from ._calibrator import LabelBudgetCalibrator as LabelBudgetCalibrator
 from ._cost import CostModel as CostModel

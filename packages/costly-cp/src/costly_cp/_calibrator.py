@@ -12,9 +12,8 @@ import numbers
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,7 +26,6 @@ from icml26_shared.checks import (
     check_positive,
     check_positive_int,
 )
-
 from icml26_shared.state import check_same_config, dumps_state, loads_state
 
 from ._cost import CostModel
@@ -148,7 +146,9 @@ class LabelBudgetCalibrator:
         alpha: float | None = None,
     ) -> None:
         if not callable(score_fn) and not isinstance(score_fn, IntervalScores):
-            raise TypeError(f"score_fn must be callable or an IntervalScores, got {type(score_fn).__name__}")
+            raise TypeError(
+                f"score_fn must be callable or an IntervalScores, got {type(score_fn).__name__}"
+            )
         self.score_fn = score_fn
         if alpha is not None:
             if confidence_level is not None:
@@ -168,10 +168,16 @@ class LabelBudgetCalibrator:
         self.confidence_level = 1.0 - self.alpha if alpha is not None else cl
         self.n_future = check_positive(n_future, "n_future")
         self.rule = check_choice(rule, "rule", RULES)
-        self.max_labels = None if max_labels is None else check_positive_int(max_labels, "max_labels")
-        self.min_labels = None if min_labels is None else check_positive_int(min_labels, "min_labels", minimum=3)
+        self.max_labels = (
+            None if max_labels is None else check_positive_int(max_labels, "max_labels")
+        )
+        self.min_labels = (
+            None if min_labels is None else check_positive_int(min_labels, "min_labels", minimum=3)
+        )
         self.growth = check_positive(growth, "growth")
-        self.pilot_fraction = check_in_interval(pilot_fraction, "pilot_fraction", 0, 1, closed=(False, True))
+        self.pilot_fraction = check_in_interval(
+            pilot_fraction, "pilot_fraction", 0, 1, closed=(False, True)
+        )
         self.bandwidth = check_positive(bandwidth, "bandwidth")
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
@@ -231,7 +237,9 @@ class LabelBudgetCalibrator:
         idx = [int(i) for i in state["labeled_indices"]]
         labels = list(state["labels"])
         if len(idx) != len(labels):
-            raise ValueError(f"state must hold as many labels as indices, got {len(labels)} and {len(idx)}")
+            raise ValueError(
+                f"state must hold as many labels as indices, got {len(labels)} and {len(idx)}"
+            )
         self._indices, self._labels = idx, labels
         self._session = None
         return self
@@ -268,7 +276,9 @@ class LabelBudgetCalibrator:
 
     def _fitted(self) -> CalibrationResult:
         if self.result_ is None:
-            raise ValueError("this LabelBudgetCalibrator is not conformalized yet: call conformalize() first")
+            raise ValueError(
+                "this LabelBudgetCalibrator is not conformalized yet: call conformalize() first"
+            )
         return self.result_
 
     def predict_set(self, scores: ArrayLike) -> NDArray[np.bool_]:
@@ -294,13 +304,23 @@ class LabelBudgetCalibrator:
             order = np.random.default_rng(self.seed).permutation(n_items)
         limit = n_items if self.max_labels is None else min(n_items, self.max_labels)
         sess = _Session(
-            alpha=self.alpha, n_future=self.n_future, curve=curve, limit=limit, rule=self.rule,
-            min_labels=self.min_labels, growth=self.growth, pilot_fraction=self.pilot_fraction,
-            bandwidth=self.bandwidth, pac_delta=self._pac_delta, stream_len=n_items,
+            alpha=self.alpha,
+            n_future=self.n_future,
+            curve=curve,
+            limit=limit,
+            rule=self.rule,
+            min_labels=self.min_labels,
+            growth=self.growth,
+            pilot_fraction=self.pilot_fraction,
+            bandwidth=self.bandwidth,
+            pac_delta=self._pac_delta,
+            stream_len=n_items,
         )
         held = len(self._indices)
         if held and not np.array_equal(np.asarray(self._indices[:held]), order[:held]):
-            raise ValueError("labeled_indices must be the first items of the labelling order (same shuffle and seed)")
+            raise ValueError(
+                "labeled_indices must be the first items of the labelling order (same shuffle and seed)"
+            )
         # Replay the held labels through the same decisions: the session is deterministic given
         # the scores, so the phase (pilot / calibration) and the trace match an unbroken run.
         for i, y in zip(self._indices, self._labels):
@@ -335,7 +355,9 @@ class LabelBudgetCalibrator:
             return curve, interval_score
         S = check_finite_array(self.score_fn(unlabeled), "score_fn(unlabeled)", ndim=2)
         if S.shape[0] != len(unlabeled):
-            raise ValueError(f"score_fn(unlabeled) must have {len(unlabeled)} rows, got shape {S.shape}")
+            raise ValueError(
+                f"score_fn(unlabeled) must have {len(unlabeled)} rows, got shape {S.shape}"
+            )
         self._n_classes = S.shape[1]
         curve = SetSizeCurve.from_scores(S, size=self._size_kind)
 
@@ -347,7 +369,11 @@ class LabelBudgetCalibrator:
     def _check_label(self, y: Any, i: int) -> Any:
         K = self._n_classes
         if K is None:
-            if isinstance(y, bool) or not isinstance(y, numbers.Real) or not math.isfinite(float(y)):
+            if (
+                isinstance(y, bool)
+                or not isinstance(y, numbers.Real)
+                or not math.isfinite(float(y))
+            ):
                 raise ValueError(f"oracle({i}) must return a finite real label, got {y!r}")
             return float(y)
         if isinstance(y, bool | np.bool_):
@@ -356,7 +382,9 @@ class LabelBudgetCalibrator:
             if isinstance(y, numbers.Real) and math.isfinite(float(y)) and float(y).is_integer():
                 y = int(y)
             else:
-                raise ValueError(f"oracle({i}) must return an integer label in [0, {K - 1}], got {y!r}")
+                raise ValueError(
+                    f"oracle({i}) must return an integer label in [0, {K - 1}], got {y!r}"
+                )
         if not 0 <= int(y) < K:
             raise ValueError(f"oracle({i}) must return an integer label in [0, {K - 1}], got {y!r}")
         return int(y)
@@ -372,15 +400,24 @@ class LabelBudgetCalibrator:
         elif math.isfinite(q):
             cost = float(bought + self.n_future * sess.curve(np.array([q]))[0])
         else:
-            cost = math.inf if not math.isfinite(sess.curve.full_size) else float(
-                bought + self.n_future * sess.curve.full_size
+            cost = (
+                math.inf
+                if not math.isfinite(sess.curve.full_size)
+                else float(bought + self.n_future * sess.curve.full_size)
             )
         guarantee = "finite-sample" if self.rule == "split" else "none"
         return CalibrationResult(
-            m=m, threshold=q, cost_estimate=cost, trace=sess.trace, labels_bought=bought,
-            stopped_by=sess.stopped_by, guarantee=guarantee, model=model,
+            m=m,
+            threshold=q,
+            cost_estimate=cost,
+            trace=sess.trace,
+            labels_bought=bought,
+            stopped_by=sess.stopped_by,
+            guarantee=guarantee,
+            model=model,
             labeled_indices=np.asarray(self._indices, dtype=np.int64),
-            labels=np.asarray(self._labels), calibration_scores=cal,
+            labels=np.asarray(self._labels),
+            calibration_scores=cal,
         )
 
 

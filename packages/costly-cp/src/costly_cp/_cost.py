@@ -196,8 +196,16 @@ def fit_cost_model(
         a1 = max(a1, 0.0)
     a2 = max(a2, 0.0)
     return CostModel(
-        u0=u0, a0=a0, a1=a1, a2=a2, n_future=float(n_future), full_size=curve.full_size,
-        alpha=alpha, pac_delta=pac_delta, sunk=sunk, n_fit=n,
+        u0=u0,
+        a0=a0,
+        a1=a1,
+        a2=a2,
+        n_future=float(n_future),
+        full_size=curve.full_size,
+        alpha=alpha,
+        pac_delta=pac_delta,
+        sunk=sunk,
+        n_fit=n,
     )
 
 
@@ -277,12 +285,18 @@ def should_stop(
     n_future = check_positive(n_future, "n_future")
     s = np.sort(check_finite_array(labeled_scores, "labeled_scores", ndim=1, allow_empty=True))
     n = s.size
-    floor = default_min_labels(alpha) if min_labels is None else check_positive_int(min_labels, "min_labels")
+    floor = (
+        default_min_labels(alpha)
+        if min_labels is None
+        else check_positive_int(min_labels, "min_labels")
+    )
     cap = 100 * n + 10**6 if max_labels is None else check_positive_int(max_labels, "max_labels")
     if n < max(floor, 3):
         model = CostModel(1 - alpha, math.nan, 0.0, 0.0, n_future, size_curve.full_size, alpha)
         return StopDecision(stop=n >= cap, target=max(floor, n), model=model)
-    model = fit_cost_model(s, size_curve, u0=1 - alpha, n_future=n_future, alpha=alpha, bandwidth=bandwidth)
+    model = fit_cost_model(
+        s, size_curve, u0=1 - alpha, n_future=n_future, alpha=alpha, bandwidth=bandwidth
+    )
     target = optimal_size(model, n, max(cap, n))
     return StopDecision(stop=target <= n, target=target, model=model)
 
@@ -291,4 +305,3 @@ def default_min_labels(alpha: float) -> int:
     """Default smallest stopping size ``max(⌈4/α⌉, m_finite + 1)``: about four calibration scores
     above the ``1 - α`` quantile, so the fitted curve sees both of its sides."""
     return max(math.ceil(4.0 / alpha - 1e-9), min_finite_size(alpha) + 1)
-

@@ -40,7 +40,9 @@ def never_stopping_stream(top: int) -> tuple[NDArray[np.float64], SetSizeCurve]:
     return _van_der_corput(top), curve
 
 
-def never_stopping_task(top: int, n_classes: int = 10) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+def never_stopping_task(
+    top: int, n_classes: int = 10
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """The same stream as a classification task for :class:`~costly_cp.LabelBudgetCalibrator`.
 
     Returns ``(scores, labels)``: an ``(top, K)`` per-label score matrix (pass

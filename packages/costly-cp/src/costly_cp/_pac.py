@@ -86,8 +86,13 @@ def pac_label(
     eps = check_alpha(eps, "eps")
     alpha = check_alpha(alpha, "alpha")
     cal = LabelBudgetCalibrator(
-        score_fn, confidence_level=1.0 - eps, n_future=len(pool), rule=rule, shuffle=shuffle,
-        seed=seed, **calibrator_kwargs,
+        score_fn,
+        confidence_level=1.0 - eps,
+        n_future=len(pool),
+        rule=rule,
+        shuffle=shuffle,
+        seed=seed,
+        **calibrator_kwargs,
     )
     cal.alpha, cal.confidence_level = eps, 1.0 - eps  # the PAC miss rate, exactly as given
     cal._pac_delta = alpha
@@ -106,4 +111,10 @@ def pac_label(
     for i in np.flatnonzero(~expert & ~auto):
         labels[i] = cal._check_label(oracle(int(i)), int(i))
         expert[i] = True
-    return PACResult(labels=labels, expert=expert, n_expert=int(expert.sum()), threshold=res.threshold, calibration=res)
+    return PACResult(
+        labels=labels,
+        expert=expert,
+        n_expert=int(expert.sum()),
+        threshold=res.threshold,
+        calibration=res,
+    )

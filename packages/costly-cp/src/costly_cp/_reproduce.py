@@ -29,7 +29,7 @@ from icml26_shared.metrics import binomial_tolerance
 
 from ._calibrator import LabelBudgetCalibrator
 from ._data import never_stopping_stream
-from ._scores import SetSizeCurve, conformal_threshold
+from ._scores import conformal_threshold
 from ._session import _Session
 from ._simulate import (
     FIXED_SIZES,
@@ -54,16 +54,30 @@ def _best_fixed(pop: Population, alpha: float, n_future: float) -> tuple[int, fl
 
 
 def _cost_table(
-    pop: Population, alpha: float, reps: dict[int, int], prog: bool, result: ExperimentResult,
+    pop: Population,
+    alpha: float,
+    reps: dict[int, int],
+    prog: bool,
+    result: ExperimentResult,
     key: str,
 ) -> ResultTable:
     cols = [
-        "labels", "excess", "total cost", "coverage", "excess / best fixed",
-        "excess cut vs mean(100,500,1000)", "excess cut vs 100", "excess cut vs 500",
-        "excess cut vs 1000", "cost cut vs 100", "cost cut vs 500", "cost cut vs 1000",
+        "labels",
+        "excess",
+        "total cost",
+        "coverage",
+        "excess / best fixed",
+        "excess cut vs mean(100,500,1000)",
+        "excess cut vs 100",
+        "excess cut vs 500",
+        "excess cut vs 1000",
+        "cost cut vs 100",
+        "cost cut vs 500",
+        "cost cut vs 1000",
     ]
     table = ResultTable(
-        f"Cost of calibration, {pop.name}, alpha={alpha} (excess = cost - N·E|T_inf|)", cols,
+        f"Cost of calibration, {pop.name}, alpha={alpha} (excess = cost - N·E|T_inf|)",
+        cols,
         note="mean ± s.e. over repetitions; fixed sizes reuse each repetition's stream (paired); "
         "'cut' = 1 - ours/theirs.",
     )
@@ -72,8 +86,15 @@ def _cost_table(
         fixed = (*FIXED_SIZES, m_best)
         e_inf_cost = n_future * pop.e_inf(alpha)
         runs = {
-            rule: run_rule(pop, alpha=alpha, n_future=n_future, rule=rule, reps=reps[n_future],
-                           fixed=fixed, seed=n_future)
+            rule: run_rule(
+                pop,
+                alpha=alpha,
+                n_future=n_future,
+                rule=rule,
+                reps=reps[n_future],
+                fixed=fixed,
+                seed=n_future,
+            )
             for rule, _ in RULES
         }
         base = runs["plugin"].fixed_excess
@@ -90,23 +111,41 @@ def _cost_table(
                 cost_cuts[f"excess cut vs {m}"] = Estimate(c, s)
             ratio = float(st.excess.mean() / best_exact)
             table.add_row(
-                f"{tag} {label}", labels=list(st.labels), excess=list(st.excess),
-                **{"total cost": list(st.cost), "coverage": list(st.coverage),
-                   "excess / best fixed": ratio,
-                   "excess cut vs mean(100,500,1000)": Estimate(cut, cut_se)},
+                f"{tag} {label}",
+                labels=list(st.labels),
+                excess=list(st.excess),
+                **{
+                    "total cost": list(st.cost),
+                    "coverage": list(st.coverage),
+                    "excess / best fixed": ratio,
+                    "excess cut vs mean(100,500,1000)": Estimate(cut, cut_se),
+                },
                 **cost_cuts,
             )
             if rule == "plugin" and n_future in (1_000, 10_000):
                 result.checks[f"2 {key} {tag}: plugin excess <= 1.25 x best fixed"] = ratio <= 1.25
-                result.checks[f"2 {key} {tag}: plugin excess >= 40% below fixed sizes"] = cut >= 0.40
+                result.checks[f"2 {key} {tag}: plugin excess >= 40% below fixed sizes"] = (
+                    cut >= 0.40
+                )
         for m in FIXED_SIZES:
-            table.add_row(f"{tag} fixed m={m}", labels=float(m), excess=list(base[m]),
-                          **{"total cost": list(base[m] + e_inf_cost),
-                             "excess / best fixed": float(base[m].mean() / best_exact)})
-        table.add_row(f"{tag} best fixed m={m_best} (hindsight)", labels=float(m_best),
-                      excess=list(base[m_best]),
-                      **{"total cost": list(base[m_best] + e_inf_cost),
-                         "excess / best fixed": float(base[m_best].mean() / best_exact)})
+            table.add_row(
+                f"{tag} fixed m={m}",
+                labels=float(m),
+                excess=list(base[m]),
+                **{
+                    "total cost": list(base[m] + e_inf_cost),
+                    "excess / best fixed": float(base[m].mean() / best_exact),
+                },
+            )
+        table.add_row(
+            f"{tag} best fixed m={m_best} (hindsight)",
+            labels=float(m_best),
+            excess=list(base[m_best]),
+            **{
+                "total cost": list(base[m_best] + e_inf_cost),
+                "excess / best fixed": float(base[m_best].mean() / best_exact),
+            },
+        )
         result.notes.append(
             f"{pop.name} {tag}: exact best fixed m={m_best}, exact excess {best_exact:.1f}, "
             f"E|T_inf|={pop.e_inf(alpha):.4f}"
@@ -114,7 +153,9 @@ def _cost_table(
     return table
 
 
-def _coverage_table(pop: Population, reps: int, prog: bool, result: ExperimentResult) -> ResultTable:
+def _coverage_table(
+    pop: Population, reps: int, prog: bool, result: ExperimentResult
+) -> ResultTable:
     table = ResultTable(
         f"Coverage at the stopped size, {pop.name}, N=1e4 ({reps} repetitions)",
         ["target", "coverage", "coverage - target", "labels", "guarantee"],
@@ -122,12 +163,17 @@ def _coverage_table(pop: Population, reps: int, prog: bool, result: ExperimentRe
     )
     for alpha in progress((0.1, 0.05), enabled=prog, desc="coverage"):
         for rule, label in RULES:
-            st = run_rule(pop, alpha=alpha, n_future=10_000, rule=rule, reps=reps, seed=7 + int(100 * alpha))
+            st = run_rule(
+                pop, alpha=alpha, n_future=10_000, rule=rule, reps=reps, seed=7 + int(100 * alpha)
+            )
             cov = Estimate.of(st.coverage)
             table.add_row(
-                f"alpha={alpha} {label}", target=1 - alpha, coverage=cov,
+                f"alpha={alpha} {label}",
+                target=1 - alpha,
+                coverage=cov,
                 **{"coverage - target": Estimate(cov.mean - (1 - alpha), cov.se)},
-                labels=list(st.labels), guarantee="finite-sample" if rule == "split" else "none (measured)",
+                labels=list(st.labels),
+                guarantee="finite-sample" if rule == "split" else "none (measured)",
             )
             if rule == "split":
                 result.checks[f"1 coverage alpha={alpha} valid (split) >= 1-alpha-0.003"] = (
@@ -144,17 +190,25 @@ def _pac_table(reps: int, result: ExperimentResult) -> ResultTable:
     table = ResultTable(
         f"PAC labeling, pool 1e4, eps=0.05, alpha=0.05, K=10 ({reps} pools)",
         ["expert labels", "expert / best fixed", "label error", "P(error > eps)"],
-        note="best fixed m chosen in hindsight over the grid " + ", ".join(map(str, PAC_GRID)) + ".",
+        note="best fixed m chosen in hindsight over the grid "
+        + ", ".join(map(str, PAC_GRID))
+        + ".",
     )
     for key in ("plugin", "split", *(f"fixed m={m}" for m in PAC_GRID)):
         err = st.error[key]
         table.add_row(
             key if key.startswith("fixed") else f"rule ({key})",
-            **{"expert labels": list(st.expert[key]), "expert / best fixed": float(st.expert[key].mean() / best),
-               "label error": list(err), "P(error > eps)": float(np.mean(err > 0.05))},
+            **{
+                "expert labels": list(st.expert[key]),
+                "expert / best fixed": float(st.expert[key].mean() / best),
+                "label error": list(err),
+                "P(error > eps)": float(np.mean(err > 0.05)),
+            },
         )
     for rule in ("plugin", "split"):
-        result.checks[f"3 PAC {rule}: mean label error <= eps"] = bool(st.error[rule].mean() <= 0.05)
+        result.checks[f"3 PAC {rule}: mean label error <= eps"] = bool(
+            st.error[rule].mean() <= 0.05
+        )
         fail_rate = float(np.mean(st.error[rule] > 0.05))
         result.checks[f"3 PAC {rule}: P(error > eps) <= alpha (+ binomial tolerance)"] = bool(
             fail_rate <= 0.05 + binomial_tolerance(0.05, reps)
@@ -194,8 +248,14 @@ def _work_table(result: ExperimentResult, quick: bool) -> ResultTable:
             elapsed = time.perf_counter() - start
             refits = len(sess.trace.n)
             bound = math.log(i) / math.log(1.05) + 60
-            table.add_row(f"m={i}", **{"refits so far": refits, "mean µs per decision so far": 1e6 * elapsed / i,
-                                       "log(m)/log(1.05) + 60": bound})
+            table.add_row(
+                f"m={i}",
+                **{
+                    "refits so far": refits,
+                    "mean µs per decision so far": 1e6 * elapsed / i,
+                    "log(m)/log(1.05) + 60": bound,
+                },
+            )
             if i == max(marks):
                 result.checks[f"5 refits up to m={i} are O(log m)"] = refits <= bound
     return table
@@ -206,7 +266,9 @@ def _figure(pop: Population, out_dir: Path) -> Path:
     rng = np.random.default_rng(11)
     stream = pop.cal_scores[rng.integers(0, pop.cal_scores.size, 5000)]
     n_future, alpha = 10_000, 0.1
-    sess = _Session(alpha=alpha, n_future=n_future, curve=pop.rule_curve, limit=5000, stream_len=5000)
+    sess = _Session(
+        alpha=alpha, n_future=n_future, curve=pop.rule_curve, limit=5000, stream_len=5000
+    )
     i = 0
     while sess.needs_label():
         sess.add(stream[i])
@@ -218,11 +280,22 @@ def _figure(pop: Population, out_dir: Path) -> Path:
     exact = pop.cost_curve(exact_ms, alpha, n_future) - e_inf
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     ax[0].plot(exact_ms, exact, color="0.6", lw=1, label="exact expected excess (population)")
-    ax[0].plot(ms, model.cost(ms) - model.infinite_label_cost, color="C0", lw=1, label="estimated at the stop")
+    ax[0].plot(
+        ms,
+        model.cost(ms) - model.infinite_label_cost,
+        color="C0",
+        lw=1,
+        label="estimated at the stop",
+    )
     stop = len(sess.scores)
     ax[0].axvline(stop, color="C3", ls="--", label=f"stop m̂={stop}")
-    ax[0].set(xscale="log", yscale="log", xlabel="calibration size m", ylabel="excess cost  C(m) − N·E|T∞|",
-              title=f"{pop.name}, N=1e4, α=0.1")
+    ax[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="calibration size m",
+        ylabel="excess cost  C(m) − N·E|T∞|",
+        title=f"{pop.name}, N=1e4, α=0.1",
+    )
     ax[0].legend(fontsize=8)
     tr = sess.trace.as_arrays()
     ax[1].plot(tr["n"], tr["target"], "o-", ms=3, label="estimated best size")
@@ -242,7 +315,11 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         title="when to stop buying labels: the rule vs fixed calibration sizes",
     )
     primary = dirichlet_population(10, concentration=0.1, ai_noise=0.5, score="lac")
-    reps = {1_000: 300, 10_000: 300, 100_000: 100} if quick else {1_000: 2000, 10_000: 2000, 100_000: 600}
+    reps = (
+        {1_000: 300, 10_000: 300, 100_000: 100}
+        if quick
+        else {1_000: 2000, 10_000: 2000, 100_000: 600}
+    )
     result.tables.append(_cost_table(primary, 0.1, reps, progress, result, "Dirichlet K=10 LAC"))
     digits = digits_population()
     result.tables.append(_cost_table(digits, 0.1, reps, progress, result, "digits LDA"))

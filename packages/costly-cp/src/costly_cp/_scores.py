@@ -65,7 +65,9 @@ def aps_scores(
     return _shared_aps(probs, y, randomized=randomized, rng=rng)
 
 
-def pac_rank(m: int | NDArray[np.integer], eps: float, delta: float, n_target: int | ArrayLike) -> Any:
+def pac_rank(
+    m: int | NDArray[np.integer], eps: float, delta: float, n_target: int | ArrayLike
+) -> Any:
     """Smallest rank ``k`` whose threshold makes at most ``⌊ε·n_target⌋`` of ``n_target`` fresh
     points miss, with probability at least ``1 - δ`` (training- and test-conditional, exact).
 
@@ -76,7 +78,9 @@ def pac_rank(m: int | NDArray[np.integer], eps: float, delta: float, n_target: i
     """
     eps = check_alpha(eps, "eps")
     delta = check_alpha(delta, "alpha")
-    m_arr, n_arr = np.broadcast_arrays(np.asarray(m, dtype=np.int64), np.asarray(n_target, dtype=np.int64))
+    m_arr, n_arr = np.broadcast_arrays(
+        np.asarray(m, dtype=np.int64), np.asarray(n_target, dtype=np.int64)
+    )
     allowed = np.floor(eps * n_arr)
     lo = np.ones_like(m_arr)
     hi = m_arr + 1  # invariant: rank hi is acceptable (full set), lo - 1 is not tried yet
@@ -97,7 +101,9 @@ def pac_rank(m: int | NDArray[np.integer], eps: float, delta: float, n_target: i
     return int(out) if out.ndim == 0 else out
 
 
-def _betabinom_sf(x: NDArray[Any], n: NDArray[Any], a: NDArray[Any], b: NDArray[Any]) -> NDArray[np.float64]:
+def _betabinom_sf(
+    x: NDArray[Any], n: NDArray[Any], a: NDArray[Any], b: NDArray[Any]
+) -> NDArray[np.float64]:
     """``P(X > x)`` for ``X ~ BetaBinomial(n, a, b)``, summing the pmf by its ratio recursion
     (vectorised; much faster than ``scipy.stats.betabinom.sf`` for many parameters at once)."""
     x, n, a, b = (np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(x, n, a, b))
@@ -167,7 +173,9 @@ class SetSizeCurve:
         if size == "count":
             return cls("count", np.sort(S.ravel()), n, float(K))
         # |T(x; q)| = 1 exactly when the smallest score <= q < the second smallest.
-        two = np.partition(S, 1, axis=1)[:, :2] if K > 1 else np.c_[S[:, :1], np.full((n, 1), np.inf)]
+        two = (
+            np.partition(S, 1, axis=1)[:, :2] if K > 1 else np.c_[S[:, :1], np.full((n, 1), np.inf)]
+        )
         return cls("not_singleton", np.sort(two, axis=0), n, 1.0)
 
     @classmethod
@@ -180,7 +188,9 @@ class SetSizeCurve:
         lo = check_finite_array(lower, "lower", ndim=1)
         hi = check_finite_array(upper, "upper", ndim=1)
         if lo.shape != hi.shape:
-            raise ValueError(f"lower and upper must have the same shape, got {lo.shape} and {hi.shape}")
+            raise ValueError(
+                f"lower and upper must have the same shape, got {lo.shape} and {hi.shape}"
+            )
         half = np.sort((hi - lo) / 2.0)
         return cls("width", half, lo.size, math.inf)
 
@@ -245,4 +255,3 @@ class IntervalScores:
         """The set-size (width) curve of the unlabeled inputs."""
         lo, hi = self.bounds(inputs)
         return SetSizeCurve.from_intervals(lo, hi)
-

@@ -130,15 +130,26 @@ class _Session:
         u0 = 1.0 - self.alpha
         if self.rule == "plugin":
             model = fit_cost_model(
-                self._sorted, self.curve, u0=u0, n_future=self.n_future, alpha=self.alpha,
-                pac_delta=self.pac_delta, bandwidth=self.bandwidth,
+                self._sorted,
+                self.curve,
+                u0=u0,
+                n_future=self.n_future,
+                alpha=self.alpha,
+                pac_delta=self.pac_delta,
+                bandwidth=self.bandwidth,
             )
             target = optimal_size(model, n, self._search_cap(self.limit))
             now = float(model.cost(n))
         else:
             model = fit_cost_model(
-                self._sorted, self.curve, u0=u0, n_future=self.n_future, alpha=self.alpha,
-                pac_delta=self.pac_delta, sunk=n, bandwidth=self.bandwidth,
+                self._sorted,
+                self.curve,
+                u0=u0,
+                n_future=self.n_future,
+                alpha=self.alpha,
+                pac_delta=self.pac_delta,
+                sunk=n,
+                bandwidth=self.bandwidth,
             )
             room = max(self.limit - n, self.m_finite)
             target = optimal_size(model, self.m_finite, self._search_cap(room))

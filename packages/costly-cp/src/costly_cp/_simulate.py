@@ -81,13 +81,24 @@ class Population:
 
 
 def dirichlet_population(
-    n_classes: int = 10, *, concentration: float = 0.1, ai_noise: float = 0.5, score: str = "lac",
-    size: int = 200_000, n_unlabeled: int = 5_000, seed: int = 1,
+    n_classes: int = 10,
+    *,
+    concentration: float = 0.1,
+    ai_noise: float = 0.5,
+    score: str = "lac",
+    size: int = 200_000,
+    n_unlabeled: int = 5_000,
+    seed: int = 1,
 ) -> Population:
     """Synthetic softmax classifier (``icml26_shared.datasets.dirichlet_classifier``)."""
     total = 2 * size + n_unlabeled
     d = dirichlet_classifier(
-        total, n_classes, concentration=concentration, ai_noise=ai_noise, human_noise=None, seed=seed
+        total,
+        n_classes,
+        concentration=concentration,
+        ai_noise=ai_noise,
+        human_noise=None,
+        seed=seed,
     )
     S = lac_scores(d.probs) if score == "lac" else aps_scores(d.probs)
     cal = np.sort(S[np.arange(size), d.y[:size]])
@@ -109,7 +120,9 @@ def digits_population() -> Population:
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
         from sklearn.model_selection import cross_val_predict
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("the digits experiment needs scikit-learn: `pip install costly-cp[data]`") from exc
+        raise ImportError(
+            "the digits experiment needs scikit-learn: `pip install costly-cp[data]`"
+        ) from exc
     X, y = load_digits()
     probs = cross_val_predict(LinearDiscriminantAnalysis(), X, y, cv=5, method="predict_proba")
     probs = np.clip(probs, 0.0, 1.0)
@@ -131,8 +144,15 @@ class RunStats:
 
 
 def run_rule(
-    pop: Population, *, alpha: float, n_future: float, rule: str, reps: int,
-    fixed: Iterable[int] = (), stream_len: int = 5_000, seed: int = 0,
+    pop: Population,
+    *,
+    alpha: float,
+    n_future: float,
+    rule: str,
+    reps: int,
+    fixed: Iterable[int] = (),
+    stream_len: int = 5_000,
+    seed: int = 0,
 ) -> RunStats:
     """Run a stopping rule ``reps`` times on resampled streams; fixed sizes reuse each stream."""
     rng = np.random.default_rng(seed)
@@ -145,7 +165,11 @@ def run_rule(
     for r in range(reps):
         stream = pop.cal_scores[rng.integers(0, P, stream_len)]
         sess = _Session(
-            alpha=alpha, n_future=n_future, curve=pop.rule_curve, limit=stream_len, rule=rule,
+            alpha=alpha,
+            n_future=n_future,
+            curve=pop.rule_curve,
+            limit=stream_len,
+            rule=rule,
             stream_len=stream_len,
         )
         i = 0
@@ -189,8 +213,14 @@ class PACStats:
 
 
 def run_pac(
-    reps: int, *, pool_size: int = 10_000, eps: float = 0.05, delta: float = 0.05,
-    rules: Iterable[str] = ("plugin", "split"), grid: Iterable[int] = PAC_GRID, seed: int = 0,
+    reps: int,
+    *,
+    pool_size: int = 10_000,
+    eps: float = 0.05,
+    delta: float = 0.05,
+    rules: Iterable[str] = ("plugin", "split"),
+    grid: Iterable[int] = PAC_GRID,
+    seed: int = 0,
 ) -> PACStats:
     """PAC labeling of fresh synthetic pools (K = 10, confident Dirichlet classifier).
 
@@ -212,7 +242,12 @@ def run_pac(
         S = lac_scores(d.probs)
         for rule in rules:
             res = pac_label(
-                d.probs, lambda i, y=d.y: int(y[i]), eps, delta, score_fn=lac_scores, rule=rule,
+                d.probs,
+                lambda i, y=d.y: int(y[i]),
+                eps,
+                delta,
+                score_fn=lac_scores,
+                rule=rule,
                 seed=int(rng.integers(2**31)),
             )
             error[rule][r] = float(np.mean(res.labels != d.y))

@@ -50,7 +50,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
-
 from icml26_shared.conformal import conformal_rank, split_quantile
 
 from ._bounds import beta_binomial_window

@@ -16,23 +16,24 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from icml26_shared.conformal import conformal_rank
 from icml26_shared.datasets import load_digits
 from icml26_shared.experiment import (
     Estimate,
     Experiment,
     ExperimentResult,
     ResultTable,
-    progress as progress_bar,
     require_matplotlib,
     save_figure,
 )
+from icml26_shared.experiment import (
+    progress as progress_bar,
+)
 from icml26_shared.metrics import binomial_tolerance, set_size
 
-from icml26_shared.conformal import conformal_rank
-
 from ._bounds import coverage_bounds
-from ._data import load_diabetes, regression_scores
 from ._core import reference_threshold, rsa_threshold, split_threshold
+from ._data import load_diabetes, regression_scores
 
 __all__ = ["EXPERIMENT", "SimResult", "matched_randomized_width", "reproduce", "simulate"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import copy
 import warnings
-from decimal import Decimal
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
