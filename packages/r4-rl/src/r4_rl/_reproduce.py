@@ -318,6 +318,8 @@ def _figure(
             capsize=3,
         )
     ax.set_xscale("log")
+    ax.set_xticks(cfg.budgets, [str(b) for b in cfg.budgets])
+    ax.minorticks_off()
     ax.set_xlabel("feedback budget B (ratings, or pairs for BT)")
     ax.set_ylabel("held-out Kendall τ")
     ax.set_title(f"GridWorld: τ vs budget ({len(grid)} seeds, ± s.e.)")
