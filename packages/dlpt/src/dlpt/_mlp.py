@@ -26,9 +26,9 @@ class TrainConfig:
     """Optimiser settings (Adam, weight decay, early stopping)."""
 
     lr: float = 2e-3
-    weight_decay: float = 1e-4
+    weight_decay: float = 0.05
     epochs: int = 200
-    batch_size: int = 256
+    batch_size: int = 1024
     patience: int = 10
     val_fraction: float = 0.15
 
@@ -50,7 +50,10 @@ class MLP:
         for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
             last = i == len(sizes) - 2
             scale = 0.1 / np.sqrt(a) if last else np.sqrt(2.0 / a)
-            weights.append(rng.normal(0.0, scale, size=(a, b)))
+            # the output layer is drawn 16 wide and sliced, so nets that differ only in their
+            # output width (degrees q of one CV comparison) share every initial weight
+            width = max(b, 16) if last else b
+            weights.append(rng.normal(0.0, scale, size=(a, width))[:, :b])
             biases.append(np.zeros(b))
         return cls(weights, biases, np.zeros(d_in), np.ones(d_in))
 
