@@ -20,13 +20,9 @@ import numpy as np
 from scipy.special import logsumexp
 
 import arm_ebm as ae
-from arm_ebm._task import keyed_task_reward, planning_task
 from arm_ebm.baselines import brute_force_arm
+from arm_ebm.data import keyed_task_reward, planning_task, task_key_step
 from icml26_shared.bench import BenchReport, time_call
-
-
-def _step(key: tuple[int, int], a: int) -> tuple[int, int]:
-    return (key[0] + (a == 0) - (a == 1), a + 1)
 
 
 def _gap(a: np.ndarray, b: np.ndarray) -> float:
@@ -95,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     report.ratio(case, "log_partition (backup)", "enumerate R + scipy logsumexp")
 
     task = planning_task(0)
-    keyed = ae.FactoredSpace(4, 200, key_fn=lambda p, y: (0, 0), eos=3, step=_step)
+    keyed = ae.FactoredSpace(4, 200, key_fn=lambda p, y: (0, 0), eos=3, step=task_key_step)
     r200 = keyed_task_reward(keyed, task.bigram, 6, 199)
     report.add(
         f"factored T=200 ({keyed.n_states} keyed states)",
@@ -104,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         log_z=float(ae.log_partition(r200, keyed)),
     )
     trie10 = ae.SequenceSpace(4, 10, eos=3)
-    keyed10 = ae.FactoredSpace(4, 10, key_fn=lambda p, y: (0, 0), eos=3, step=_step)
+    keyed10 = ae.FactoredSpace(4, 10, key_fn=lambda p, y: (0, 0), eos=3, step=task_key_step)
     r10 = keyed_task_reward(keyed10, task.bigram, 6, 9)
     idx = keyed10.states_of(trie10)
     rt = np.where(trie10.allowed, r10[idx], -np.inf)

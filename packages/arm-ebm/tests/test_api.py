@@ -13,7 +13,7 @@ MODULES = [
     "arm_ebm._kl",
     "arm_ebm._distill",
     "arm_ebm.baselines",
-    "arm_ebm._task",
+    "arm_ebm.data",
     "arm_ebm._acceptance",
 ]
 

@@ -5,7 +5,7 @@ import pytest
 
 from arm_ebm import _acceptance as acc
 from arm_ebm import _reproduce as rep
-from arm_ebm._task import planning_task
+from arm_ebm.data import planning_task
 from icml26_shared.experiment import ResultTable
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 
 import arm_ebm as ae
-from arm_ebm import _task
+from arm_ebm import data as _task
 from icml26_shared.metrics import binomial_tolerance
 
 
@@ -45,14 +45,10 @@ def test_factored_backup_long_sequences():
     logz = ae.log_partition(np.zeros(fe.shape), fe)
     assert abs(logz - (200 * np.log(2) + np.log1p(-(2.0**-200)))) <= 1e-9
     task = _task.planning_task(0)
-    keyed = ae.FactoredSpace(4, 200, key_fn=lambda p, y: (0, 0), eos=3, step=_step)
+    keyed = ae.FactoredSpace(4, 200, key_fn=lambda p, y: (0, 0), eos=3, step=_task.task_key_step)
     r = _task.keyed_task_reward(keyed, task.bigram, 6, 199)
     q = ae.ebm_to_arm(r, keyed)
     arr = ae.sample(q, keyed, 300, seed=0, output="array")
     lengths = (arr >= 0).sum(axis=1) - 1
     assert (lengths >= 6).all()
     assert all((row == 0).sum() == (row == 1).sum() for row in arr)
-
-
-def _step(key, a):
-    return (key[0] + (a == 0) - (a == 1), a + 1)

@@ -30,8 +30,8 @@ from ._maps import (
 )
 from ._sampling import sample
 from ._space import FactoredSpace, SequenceSpace
-from ._task import keyed_task_reward, planning_task
 from .baselines import brute_force_arm, brute_force_log_partition
+from .data import keyed_task_reward, planning_task, task_key_step
 
 __all__ = ["item1", "item2", "item3", "item4", "item5", "item6"]
 
@@ -230,13 +230,13 @@ def item4(seed: int = 0, brute: bool = True, repeats: int = 3) -> dict[str, Any]
         out["brute_err"] = _maxdiff(qb, ebm_to_arm(r, space))
         out["speedup"] = out["brute_seconds"] / out["trie_seconds"]
     task = planning_task(seed)
-    keyed200 = FactoredSpace(4, 200, key_fn=lambda p, y: (0, 0), eos=3, step=_task_step)
+    keyed200 = FactoredSpace(4, 200, key_fn=lambda p, y: (0, 0), eos=3, step=task_key_step)
     r200 = keyed_task_reward(keyed200, task.bigram, 6, 199)
     out["factored_states_T200"] = keyed200.n_states
     out["factored_seconds_T200"] = _best_time(lambda: ebm_to_arm(r200, keyed200), repeats)
     out["log_z_T200"] = float(log_partition(r200, keyed200))
     trie10 = SequenceSpace(4, 10, eos=3)
-    keyed10 = FactoredSpace(4, 10, key_fn=lambda p, y: (0, 0), eos=3, step=_task_step)
+    keyed10 = FactoredSpace(4, 10, key_fn=lambda p, y: (0, 0), eos=3, step=task_key_step)
     r10 = keyed_task_reward(keyed10, task.bigram, 6, 9)
     idx = keyed10.states_of(trie10)
     r_trie = np.where(trie10.allowed, r10[idx], -np.inf)
@@ -250,10 +250,6 @@ def item4(seed: int = 0, brute: bool = True, repeats: int = 3) -> dict[str, Any]
         ok &= out["speedup"] >= 10 and out["brute_err"] <= 1e-12
     out["pass"] = bool(ok)
     return out
-
-
-def _task_step(key: tuple[int, int], a: int) -> tuple[int, int]:
-    return (key[0] + (a == 0) - (a == 1), a + 1)
 
 
 def item5(n: int = 100_000, seed: int = 0) -> dict[str, Any]:

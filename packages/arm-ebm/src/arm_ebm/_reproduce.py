@@ -34,8 +34,8 @@ from ._distill import distill, fit_mle
 from ._kl import kl, kl_bound, visit_probabilities
 from ._maps import ebm_to_arm, log_policy
 from ._sampling import sample
-from ._task import EOS, PlanningTask, planning_task
 from .baselines import rejection_sample
+from .data import EOS, PlanningTask, planning_task
 
 TABLE_NS = (1_000, 10_000)
 COLUMNS = ["KL(p_R‖p_ARM)", "our bound", "bound/KL", "satisfaction", "draws per accepted", "s"]
@@ -192,7 +192,15 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     mlp = []
     for w in progress_bar(widths, enabled=progress, desc="MLP"):
         t = time.perf_counter()
-        d = distill(task.r, task.space, hidden=w, features=X, steps=steps, learning_rate=3e-2)
+        d = distill(
+            task.r,
+            task.space,
+            hidden=w,
+            features=X,
+            steps=steps,
+            learning_rate=3e-2,
+            progress=progress,
+        )
         sec = time.perf_counter() - t
         name = f"distilled: MLP width {w}"
         res[name] = _row(table, name, task, q_star, d.q, sec, n_eval, 300 + w)
@@ -223,12 +231,12 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     items: dict[str, dict[str, Any]] = {}
     for name, fn in progress_bar(
         [
-            ("1", lambda: acc.item1()),
+            ("1", lambda: acc.item1(progress=progress)),
             ("2", lambda: acc.item2()),
             ("3", lambda: acc.item3()),
             ("4", lambda: acc.item4()),
             ("5", lambda: acc.item5()),
-            ("6", lambda: acc.item6(steps=steps)),
+            ("6", lambda: acc.item6(steps=steps, progress=progress)),
         ],
         enabled=progress,
         desc="acceptance items",

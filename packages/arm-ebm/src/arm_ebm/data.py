@@ -1,4 +1,4 @@
-"""The planning task of the spec: {a, b, c} + EOS, 6–10 letters then EOS, #a = #b.
+"""Tasks (generated data): the planning task of the spec: {a, b, c} + EOS, 6–10 letters then EOS, #a = #b.
 
 p0 is a random bigram ARM over the 4 tokens; the EBM is R(y) = log p0(y) plus a hard global
 constraint (−inf unless the length is valid and #a = #b). The constraint is only checkable at
@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from ._maps import arm_to_ebm
 from ._space import FactoredSpace, SequenceSpace
 
-__all__ = ["PlanningTask", "planning_task"]
+__all__ = ["PlanningTask", "keyed_task_reward", "planning_task", "task_key_step"]
 
 A_TOK, B_TOK, C_TOK, EOS = 0, 1, 2, 3
 
@@ -43,6 +43,11 @@ def _eos_ok(depth: NDArray, imbalance: NDArray, lo: int, hi: int) -> NDArray[np.
     return (depth >= lo) & (depth <= hi) & (imbalance == 0)
 
 
+def task_key_step(key: tuple[int, int], a: int) -> tuple[int, int]:
+    """The task's key (#a − #b, last token + 1) after emitting ``a`` (root key (0, 0))."""
+    return (key[0] + (a == A_TOK) - (a == B_TOK), a + 1)
+
+
 def planning_task(
     seed: int = 0, *, min_letters: int = 6, max_letters: int = 10, scale: float = 1.0
 ) -> PlanningTask:
@@ -67,10 +72,7 @@ def planning_task(
     q_myopic[~ok & ~only_eos, EOS] = -np.inf
     valid = ok[space.leaf_state]
 
-    def step(key: tuple[int, int], a: int) -> tuple[int, int]:
-        return (key[0] + (a == A_TOK) - (a == B_TOK), a + 1)
-
-    keyed = FactoredSpace(4, T, key_fn=lambda p, y: (0, 0), eos=EOS, step=step)
+    keyed = FactoredSpace(4, T, key_fn=lambda p, y: (0, 0), eos=EOS, step=task_key_step)
     return PlanningTask(
         space=space,
         bigram=W,
