@@ -22,7 +22,13 @@ def test_public_api_exact():
     ]  # fmt: skip
     assert r4_rl.baselines.__all__ == ["fit_bt", "fit_rbrl", "fit_regression", "rbrl_loss"]
     assert r4_rl.data.__all__ == ["Trajectories", "gridworld_pool", "pendulum_pool"]
-    assert r4_rl.envs.__all__ == ["Box", "Discrete", "GridWorld", "PendulumSwingUp", "make_pendulum"]
+    assert r4_rl.envs.__all__ == [
+        "Box",
+        "Discrete",
+        "GridWorld",
+        "PendulumSwingUp",
+        "make_pendulum",
+    ]
     for mod in (r4_rl.baselines, r4_rl.data, r4_rl.envs):
         for name in mod.__all__:
             assert hasattr(mod, name)
@@ -54,5 +60,7 @@ MODULES = [
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(
+        importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE
+    )
     assert result.failed == 0

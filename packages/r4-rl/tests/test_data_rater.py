@@ -12,7 +12,9 @@ from r4_rl.envs import GridWorld
 
 
 def test_from_episodes_pads_and_masks():
-    t = Trajectories.from_episodes([np.zeros((3, 2)), np.ones((1, 2))], [np.zeros((3, 1))] * 1 + [np.ones((1, 1))])
+    t = Trajectories.from_episodes(
+        [np.zeros((3, 2)), np.ones((1, 2))], [np.zeros((3, 1))] * 1 + [np.ones((1, 1))]
+    )
     assert t.obs.shape == (2, 3, 2) and t.lengths.tolist() == [3, 1]
     assert t.mask.tolist() == [[True, True, True], [True, False, False]]
     seg = Trajectories(np.zeros((1, 5), dtype=int), np.zeros((1, 5), dtype=int)).segments(2)
@@ -26,7 +28,12 @@ def test_from_episodes_pads_and_masks():
         (np.full((2, 3, 1), np.inf), np.zeros((2, 3, 1)), None, "obs must be finite"),
         (np.zeros((2, 3, 1)), np.zeros((2, 4, 1)), None, "acts must have leading shape"),
         (np.zeros((2, 3, 1)), np.zeros((2, 3, 1)), np.ones((2, 2), bool), "mask must have shape"),
-        (np.zeros((2, 3, 1)), np.zeros((2, 3, 1)), np.array([[1, 1, 1], [0, 0, 0]], bool), "at least one step"),
+        (
+            np.zeros((2, 3, 1)),
+            np.zeros((2, 3, 1)),
+            np.array([[1, 1, 1], [0, 0, 0]], bool),
+            "at least one step",
+        ),
         (np.zeros((0, 3, 1)), np.zeros((0, 3, 1)), None, "at least one step"),
         (np.zeros((2, 0, 1)), np.zeros((2, 0, 1)), None, "at least one step"),
         (np.zeros((2, 3), complex), np.zeros((2, 3)), None, "real-valued"),

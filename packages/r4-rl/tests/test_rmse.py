@@ -64,7 +64,12 @@ def test_batched_mean_over_items_and_gradient_flows():
         (torch.tensor([1.0, 2.0]), torch.tensor([0, 1, 2]), 1.0, "shape of pred_returns"),
         (torch.tensor([1.0]), torch.tensor([0]), 1.0, "m >= 2"),
         (torch.tensor([1.0, float("nan")]), torch.tensor([0, 1]), 1.0, "must be finite"),
-        (torch.tensor([1.0, 2.0]), torch.tensor([0.0, float("nan")]), 1.0, "ratings must be finite"),
+        (
+            torch.tensor([1.0, 2.0]),
+            torch.tensor([0.0, float("nan")]),
+            1.0,
+            "ratings must be finite",
+        ),
         (torch.tensor([1.0, 2.0]), torch.tensor([0j, 1j]), 1.0, "real-valued"),
         (torch.tensor([1.0, 2.0]), torch.tensor([0, 1]), 0.0, "eps must be"),
     ],

@@ -72,7 +72,11 @@ def test_model_returns_and_presets():
     box = RewardModel(Box((3,)), Box((1,)), seed=0)
     tb = Trajectories(np.ones((2, 4, 3)), np.ones((2, 4, 1)))
     assert box.returns(tb).shape == (2,)
-    np.testing.assert_allclose(box.step_rewards(np.ones((4, 3)), np.ones((4, 1))).sum(), float(box.returns(tb)[0].detach()), rtol=1e-5)
+    np.testing.assert_allclose(
+        box.step_rewards(np.ones((4, 3)), np.ones((4, 1))).sum(),
+        float(box.returns(tb)[0].detach()),
+        rtol=1e-5,
+    )
 
 
 @pytest.mark.parametrize(
