@@ -20,7 +20,7 @@ def torch_threads():
 
 @pytest.fixture(scope="session")
 def split():
-    return simulate_screen(n_cells=40, n_controls=200, n_doubles=5, seed=0)
+    return simulate_screen(n_cells=40, n_controls=200, n_doubles=5, n_mc=2000, seed=0)
 
 
 @pytest.fixture(scope="session")

@@ -76,7 +76,7 @@ def test_read_screen_errors(tmp_path):
 
 
 def test_simulate_screen_ground_truth():
-    sp = simulate_screen(n_cells=50, n_controls=300, seed=3)
+    sp = simulate_screen(n_cells=50, n_controls=300, n_mc=3000, seed=3)
     tr, te = sp.train, sp.test
     assert set(tr.condition_names()) == {CONTROL, *tr.perturbations} and len(tr.perturbations) == 12
     assert len(sp.doubles) == 20 and all(len(d.split("+")) == 2 for d in sp.doubles)
@@ -97,7 +97,7 @@ def test_simulate_screen_ground_truth():
     assert moved[others].max() < 0.05 and moved[genes].max() > 0.1
     # heldout fraction and reproducibility
     assert (te.conditions == CONTROL).sum() == 75
-    again = simulate_screen(n_cells=50, n_controls=300, seed=3)
+    again = simulate_screen(n_cells=50, n_controls=300, n_mc=3000, seed=3)
     np.testing.assert_array_equal(again.train.X, tr.X)
     with pytest.raises(ValueError, match="n_doubles"):
         simulate_screen(n_doubles=100)
@@ -106,7 +106,7 @@ def test_simulate_screen_ground_truth():
 
 
 def test_simulated_perturbation_share_of_variance():
-    sp = simulate_screen(n_cells=100, n_controls=100, seed=0)
+    sp = simulate_screen(n_cells=100, n_controls=100, n_mc=100, seed=0)
     tr = sp.train
     ctrl_var = tr.X[tr.is_control].var(0).sum()
     assert tr.X.var(0).sum() < ctrl_var / 0.85  # perturbations explain well under 15%
@@ -122,6 +122,7 @@ def test_semisynthetic_pbmc():
     assert tr.truth["pcs"].shape == (tr.n_cells, 10)
     eff = tr.truth["effects"]
     assert np.all((eff != 0).sum(-1) <= int(0.05 * 765))
-    ratio = np.abs(eff).max(-1).max(0) / np.abs(eff).max(-1).min(0)
-    assert np.allclose(ratio[ratio > 1.01], 1.5)
+    peak = np.abs(eff).max(-1)  # (perturbation, cell type)
+    ratio = peak / peak.min(1, keepdims=True)
+    assert np.all(np.isclose(ratio, 1.0) | np.isclose(ratio, 1.5)) and np.any(ratio > 1.4)
     assert not set(sp.doubles) & set(tr.conditions)

@@ -48,11 +48,12 @@ def test_kl_is_zero_when_posterior_equals_prior_without_background_coupling():
     lo = torch.zeros(d, dtype=torch.float64)
     # prior covariance is not diagonal when A != 0, so use A = 0 for an exact zero
     mu = torch.tensor([[0.3, -0.2, 1.0]], dtype=torch.float64)
-    kl0 = scm_kl(mu, torch.zeros(1, d), torch.zeros(1, b), torch.full((1, b), -30.0),
+    z = lambda *s: torch.zeros(*s, dtype=torch.float64)  # noqa: E731
+    kl0 = scm_kl(mu, z(1, d), z(1, b), torch.full((1, b), -30.0, dtype=torch.float64),
                  torch.zeros(d, d, dtype=torch.float64), torch.zeros(d, b, dtype=torch.float64),
                  mu, lo)  # fmt: skip
     assert float(kl0) == pytest.approx(0.0, abs=1e-10)
-    kl1 = scm_kl(mu, torch.zeros(1, d), torch.zeros(1, b), torch.zeros(1, b), A,
+    kl1 = scm_kl(mu, z(1, d), z(1, b), z(1, b), A,
                  torch.zeros(d, b, dtype=torch.float64), mu, lo)  # fmt: skip
     assert float(kl1) > 0
 
@@ -119,21 +120,28 @@ def test_jacobian_matches_finite_differences(model):
     np.testing.assert_allclose(((up - dn) / (2 * eps)).numpy(), prog.node_genes[2], atol=2e-3)
 
 
-def test_learns_to_separate_background_and_beats_control_mean():
-    split = simulate_screen(n_cells=60, n_controls=400, n_doubles=4, seed=1)
-    m = PerturbedVAE(100, 12, hidden=64).fit(split.train, epochs=25, lr=1e-3)
+def test_training_lowers_the_loss(model):
+    assert model.history[-1] < model.history[0]
+
+
+@pytest.mark.slow
+def test_learns_background_and_double_deltas():
+    split = simulate_screen(n_cells=120, n_controls=1000, n_doubles=4, n_mc=2000, seed=1)
+    m = PerturbedVAE(100, 12).fit(split.train, epochs=100, lr=1e-3)
     from perturbedvae import background_r2
 
-    assert background_r2(m.background(split.test), split.test.truth["z_bg"]) > 0.7
+    assert background_r2(m.background(split.test), split.test.truth["z_bg"]) > 0.85
     pred = m.predict(["ctrl", *split.doubles], n_cells=400)
     tm = split.test.truth["true_means"]
-    err = np.mean([np.abs(pred.mean[k + 1] - tm[d]).mean() for k, d in enumerate(split.doubles)])
-    base = np.mean([np.abs(tm["ctrl"] - tm[d]).mean() for d in split.doubles])
-    assert err < 0.8 * base
+    from perturbedvae import pearson_delta
+
+    r = [pearson_delta(pred.mean[k + 1] - pred.mean[0], tm[d] - tm["ctrl"])
+         for k, d in enumerate(split.doubles)]  # fmt: skip
+    assert np.mean(r) > 0.6
 
 
 def test_nb_likelihood_and_soft_intervention():
-    split = simulate_screen(n_cells=30, n_controls=100, n_doubles=2, noise="poisson", seed=0)
+    split = simulate_screen(n_cells=30, n_controls=100, n_doubles=2, noise="poisson", n_mc=200)
     assert split.train.counts and np.all(split.train.X == np.round(split.train.X))
     m = PerturbedVAE(100, 12, likelihood="nb", intervention="soft", hidden=32)
     m.fit(split.train, epochs=2, lr=1e-3)

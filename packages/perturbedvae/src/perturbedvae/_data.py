@@ -280,6 +280,7 @@ def simulate_screen(
     noise: str = "gaussian",
     noise_sd: float = 0.3,
     heldout: float = 0.25,
+    n_mc: int = 20000,
     seed: int = 0,
 ) -> Split:
     """A synthetic screen with known background and perturbation latents.
@@ -294,11 +295,12 @@ def simulate_screen(
 
     Train: controls + singles (1 − ``heldout`` of their cells); test: the held-out cells and all
     cells of ``n_doubles`` random pairs of singles. ``truth`` holds ``z_bg``, ``z_pert`` per cell
-    and ``true_means`` (Monte Carlo noise-free means, 20,000 draws per condition).
+    and ``true_means`` (Monte Carlo noise-free means, ``n_mc`` draws per condition).
     """
     for name, v in [("n_cells", n_cells), ("n_controls", n_controls), ("n_singles", n_singles)]:
         check_positive_int(v, name, minimum=2)
     check_positive_int(n_genes, "n_genes", minimum=10 * d_pert)
+    check_positive_int(n_mc, "n_mc", minimum=2)
     if noise not in ("gaussian", "poisson"):
         raise ValueError(f"noise must be 'gaussian' or 'poisson', got {noise!r}")
     if not 0 < heldout < 1:
@@ -356,13 +358,16 @@ def simulate_screen(
         bg_, nu_ = parts(z_bg, z_nu)
         return bg_ + offset + scale * nu_
 
+    # common random numbers for the noise-free means: the background cancels in every Δ
+    mc_rng = np.random.default_rng([seed, 1])
+    zb_mc = mc_rng.normal(size=(n_mc, d_bg))
+    eps_mc = mc_rng.normal(scale=0.5, size=(n_mc, d_pert))
     Xs, cs, zbs, zns, true_means = [], [], [], [], {}
     for name, u, n in conds:
         u_rows = np.tile(u, (n, 1))
         z_bg, z_nu = latents(n, u_rows)
         mean = expression(z_bg, z_nu)
-        zb_mc, zn_mc = latents(20000, np.tile(u, (20000, 1)))
-        signal_mc = expression(zb_mc, zn_mc)
+        signal_mc = expression(zb_mc, (u @ shifts + eps_mc) @ M.T)
         if noise == "gaussian":
             Xs.append(mean + rng.normal(scale=noise_sd, size=mean.shape))
             true_means[name] = signal_mc.mean(axis=0)

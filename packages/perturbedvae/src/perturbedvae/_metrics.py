@@ -35,7 +35,7 @@ def pearson_delta(pred_delta: ArrayLike, true_delta: ArrayLike, top: int | None 
     """Pearson r of predicted vs true Δ-from-control (on the ``top`` genes by |true Δ| if given).
 
     >>> round(pearson_delta([1.0, 2.0, 3.0], [2.0, 4.0, 6.5]), 3)
-    0.999
+    0.998
     """
     p = check_finite_array(pred_delta, "pred_delta", ndim=1)
     t = check_finite_array(true_delta, "true_delta", ndim=1)
@@ -105,7 +105,10 @@ def background_r2(z_hat: ArrayLike, z_true: ArrayLike, *, seed: int = 0) -> floa
 def probe_accuracy(
     features: ArrayLike, labels: ArrayLike, *, seed: int = 0
 ) -> tuple[float, float]:
-    """(accuracy, chance) of a logistic-regression probe, stratified half / half split."""
+    """(accuracy, chance) of a logistic-regression probe, stratified half / half split.
+
+    Classes with a single cell are left out (they cannot be split).
+    """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import train_test_split
     from sklearn.pipeline import make_pipeline
@@ -115,6 +118,11 @@ def probe_accuracy(
     y = np.asarray(labels)
     if y.shape != (len(f),):
         raise ValueError(f"labels must have shape ({len(f)},), got {y.shape}")
+    kinds, counts = np.unique(y, return_counts=True)
+    keep = np.isin(y, kinds[counts >= 2])  # classes with one cell cannot be split
+    if len(np.unique(y[keep])) < 2:
+        raise ValueError("labels must hold at least 2 classes with >= 2 cells each")
+    f, y = f[keep], y[keep]
     fa, fb, ya, yb = train_test_split(f, y, test_size=0.5, random_state=seed, stratify=y)
     clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     clf.fit(fa, ya)

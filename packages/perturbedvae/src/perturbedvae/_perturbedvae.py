@@ -254,7 +254,7 @@ class PerturbedVAE:
     Example:
         >>> from perturbedvae import PerturbedVAE
         >>> from perturbedvae.data import simulate_screen
-        >>> split = simulate_screen(n_cells=40, n_controls=200, n_doubles=3, seed=0)
+        >>> split = simulate_screen(n_cells=20, n_controls=100, n_doubles=3, n_mc=500)
         >>> model = PerturbedVAE(100, 12, hidden=32).fit(split.train, epochs=2, lr=1e-3)
         >>> model.predict(split.doubles[:2], n_cells=10).mean.shape
         (2, 100)
