@@ -1,0 +1,95 @@
+"""The in-context contrast (Bachmann & Nagarajan, "The pitfalls of next-token prediction", 2024).
+
+Each example is a fresh path-star whose node labels are drawn per example from a pool of
+``n_labels`` node tokens; the prompt lists its directed (parent, child) edges in shuffled order,
+then asks for a leaf::
+
+    [EDGE] u1 v1 , u2 v2 , ... , um vm [PATH] t <pause> = root , n1 , ... , t <eos>
+
+The loss falls on the tokens after ``=``. Trained with teacher forcing, models learn the
+"Clever Hans" shortcut (given the previous node, copy its child from the prompt), which solves
+every later path token but leaves the first hop ``n1`` at chance ``1/d``; the same model trained
+in-weights on one graph finds ``n1`` for unseen leaves (Noroozizadeh et al., arXiv:2510.26745).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from icml26_shared.checks import check_positive_int
+
+from ._graphs import path_star
+from ._tasks import SPECIALS, Example
+
+__all__ = ["InContextBatch", "make_dataset", "sequence_length"]
+
+
+def sequence_length(d: int, l: int) -> int:
+    """Tokens in one in-context example of a path-star(d, l)."""
+    m = d * (l - 1)
+    return 1 + 3 * m - 1 + 4 + (2 * l - 1) + 1
+
+
+class InContextBatch:
+    """Token ids ``(N, T)``, target masks, and the position of ``=`` (all examples align)."""
+
+    def __init__(self, ids: torch.Tensor, target: torch.Tensor, eq: int, d: int) -> None:
+        self.ids, self.target, self.eq, self.d = ids, target, eq, d
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+
+def _one(d: int, l: int, n_labels: int, rng: np.random.Generator) -> Example:
+    g = path_star(d, l, seed=int(rng.integers(2**31)))
+    labels = rng.choice(n_labels, size=g.n_nodes, replace=False)
+    sp = {s: n_labels + i for i, s in enumerate(SPECIALS)}
+    pairs = [
+        (g.root if j == 0 else int(arm[j - 1]), int(arm[j]))
+        for arm in g.arms
+        for j in range(len(arm))
+    ]
+    order = rng.permutation(len(pairs))
+    ids: list[int] = [sp["[EDGE]"]]
+    for i, p in enumerate(order):
+        u, v = pairs[p]
+        ids += ([sp[","]] if i else []) + [int(labels[u]), int(labels[v])]
+    leaf = int(g.leaves[rng.integers(len(g.leaves))])
+    path = [int(labels[x]) for x in g.path_to(leaf)]
+    ids += [sp["[PATH]"], int(labels[leaf]), sp["<pause>"], sp["="]]
+    eq = len(ids) - 1
+    for i, x in enumerate(path):
+        ids += [x] if i == 0 else [sp[","], x]
+    ids.append(sp["<eos>"])
+    target = tuple(eq <= i < len(ids) - 1 for i in range(len(ids)))
+    return Example(tuple(ids), target, "incontext")
+
+
+def make_dataset(
+    n: int, d: int = 5, l: int = 5, n_labels: int = 50, seed: int = 0
+) -> InContextBatch:
+    """``n`` in-context path-star examples (fresh graph and labels each).
+
+    >>> b = make_dataset(4, d=3, l=3, n_labels=20, seed=0)
+    >>> b.ids.shape, b.eq
+    (torch.Size([4, 20]), 14)
+    """
+    n = check_positive_int(n, "n")
+    d = check_positive_int(d, "d", minimum=2)
+    l = check_positive_int(l, "l", minimum=2)
+    n_labels = check_positive_int(n_labels, "n_labels", minimum=2)
+    if n_labels < d * (l - 1) + 1:
+        raise ValueError(f"n_labels must be >= the graph's {d * (l - 1) + 1} nodes, got {n_labels}")
+    rng = np.random.default_rng(seed)
+    ex = [_one(d, l, n_labels, rng) for _ in range(n)]
+    ids = torch.tensor([e.ids for e in ex])
+    tgt = torch.tensor([e.target for e in ex])
+    eq = ex[0].target.index(True)
+    return InContextBatch(ids, tgt, eq, d)
+
+
+def node_positions(l: int) -> NDArray[np.int64]:
+    """Offsets after ``=`` of the path's nodes ``root, n1, ..., t``."""
+    return np.arange(0, 2 * l - 1, 2)

@@ -1,0 +1,246 @@
+"""Training loops: full-batch gradient descent for the numpy models, AdamW for the GPT.
+
+Recipes for the GPT (Noroozizadeh et al., arXiv:2510.26745): ``"mixed"`` (edge memorisation and
+train-leaf path queries in every batch; the default), ``"staged"`` (edges until memorised, i.e.
+edge recovery >= 0.99, then train-leaf paths only) and their ``"*_hardest_token"`` variants, in
+which the loss of a path query falls on ``n1`` only: an ``l``-fold composition with no
+intermediate supervision. Test leaves occur only in edge memorisation. The loss is the mean
+cross-entropy of the target tokens (the tokens after ``=``).
+
+Every ``log_every`` steps the probes are evaluated and appended to ``TrainResult.history``, so
+one sees when lookup (edge recovery) and geometry (navigation, spectral share) appear.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+from torch.nn import functional as F
+
+from icml26_shared.checks import check_choice, check_in_interval, check_positive, check_positive_int
+from icml26_shared.experiment import progress as progress_bar
+
+from ._gpt import GPT
+from ._graphs import Graph
+from ._node2vec import AssociativeControl, Node2Vec
+from ._probes import (
+    edge_recovery,
+    exact_path,
+    first_step,
+    geometric_score,
+    navigation,
+    spectral_alignment,
+    spectral_share,
+)
+from ._tasks import Example, Vocab, edge_examples, path_examples
+
+__all__ = ["RECIPES", "TrainResult", "evaluate", "pad_examples", "train"]
+
+RECIPES = ("mixed", "staged", "mixed_hardest_token", "staged_hardest_token")
+
+
+@dataclass
+class TrainResult:
+    """Losses per step, probe values every ``log_every`` steps, wall time.
+
+    Attributes:
+        losses: the training loss at every step.
+        history: ``[{"step": s, probe: value, ...}, ...]``.
+        seconds: wall-clock training time (probes included).
+        switched_at: for ``staged`` recipes, the step at which path training began (else None).
+    """
+
+    losses: list[float] = field(default_factory=list)
+    history: list[dict[str, float]] = field(default_factory=list)
+    seconds: float = 0.0
+    switched_at: int | None = None
+
+    @property
+    def final(self) -> dict[str, float]:
+        return self.history[-1] if self.history else {}
+
+
+def _spectral_k(graph: Graph, k: int | None) -> int:
+    if k is not None:
+        return k
+    return len(graph.leaves) if len(graph.leaves) else 2
+
+
+def evaluate(model: Any, graph: Graph, k: int | None = None) -> dict[str, float]:
+    """All probes that apply to ``model`` on ``graph`` (``k``: spectral width, default ``d``)."""
+    emb = model.embeddings()
+    kk = min(_spectral_k(graph, k), graph.n_nodes - 1)
+    out = {
+        "edge_recovery": edge_recovery(model, graph),
+        "geometric_score": geometric_score(emb, graph),
+        "spectral_share": spectral_share(emb, graph, kk),
+        "spectral_alignment": spectral_alignment(emb, graph, kk),
+    }
+    if graph.root >= 0:
+        out["navigation"] = navigation(emb, graph)
+    if isinstance(model, GPT) and len(graph.test_leaves):
+        out["first_step"] = first_step(model, graph)
+        out["exact_path"] = exact_path(model, graph)
+        out["train_exact_path"] = exact_path(model, graph, graph.train_leaves)
+    return out
+
+
+def pad_examples(examples: list[Example], length: int, pad: int) -> tuple[torch.Tensor, ...]:
+    """Stack examples into ``ids`` ``(N, length)`` (padded with ``pad``) and ``target`` masks."""
+    ids = torch.full((len(examples), length), pad, dtype=torch.long)
+    tgt = torch.zeros((len(examples), length), dtype=torch.bool)
+    for i, e in enumerate(examples):
+        ids[i, : len(e.ids)] = torch.tensor(e.ids)
+        tgt[i, : len(e.target)] = torch.tensor(e.target)
+    return ids, tgt
+
+
+def train(
+    model: Any,
+    graph: Graph,
+    recipe: str = "mixed",
+    steps: int = 1000,
+    *,
+    lr: float = 1e-3,
+    batch_size: int = 64,
+    path_fraction: float = 0.5,
+    weight_decay: float = 1e-2,
+    direction: str = "both",
+    self_edges: bool = False,
+    seed: int = 0,
+    log_every: int | None = None,
+    k: int | None = None,
+    progress: bool = False,
+) -> TrainResult:
+    """Train ``model`` to memorise ``graph``.
+
+    Args:
+        model: :class:`~geomem.models.Node2Vec` / :class:`~geomem.models.AssociativeControl`
+            (full-batch gradient descent on the directed edges at the model's own ``lr``;
+            ``recipe`` and the batch arguments do not apply) or :class:`~geomem.models.GPT`.
+        graph: the graph; its ``train_leaves`` give the path queries.
+        recipe: one of :data:`RECIPES` (GPT only).
+        steps: optimisation steps.
+        lr, weight_decay: AdamW settings for the GPT.
+        batch_size: sequences per GPT step; ``path_fraction`` of them are path queries.
+        direction: edge directions memorised (``"forward"``, ``"backward"``, ``"both"``).
+        self_edges: add ``u = u`` edges (the self-edge ablation).
+        seed: seed of the batch sampler.
+        log_every: probe interval (default ``steps // 10``); the last step is always logged.
+        k: spectral width of the logged spectral probes (default: number of leaves, else 2).
+        progress: show a progress bar.
+    """
+    steps = check_positive_int(steps, "steps")
+    check_choice(recipe, "recipe", RECIPES)
+    if isinstance(model, Node2Vec | AssociativeControl):
+        if model.n_nodes != graph.n_nodes:
+            raise ValueError(
+                f"graph must have model.n_nodes={model.n_nodes} nodes, got {graph.n_nodes}"
+            )
+        return _train_matrix(model, graph, steps, self_edges, log_every, k, progress)
+    if not isinstance(model, GPT):
+        raise TypeError(f"model must be a Node2Vec, AssociativeControl or GPT, got {type(model)}")
+    if model.n_nodes != graph.n_nodes:
+        raise ValueError(
+            f"graph must have model.n_nodes={model.n_nodes} nodes, got {graph.n_nodes}"
+        )
+    check_positive(lr, "lr")
+    check_positive(weight_decay, "weight_decay", strict=False)
+    batch_size = check_positive_int(batch_size, "batch_size", minimum=2)
+    path_fraction = check_in_interval(path_fraction, "path_fraction", 0, 1)
+    return _train_gpt(
+        model, graph, recipe, steps, lr, batch_size, path_fraction, weight_decay, direction,
+        self_edges, seed, log_every, k, progress,
+    )  # fmt: skip
+
+
+def _log_steps(steps: int, log_every: int | None) -> set[int]:
+    every = max(1, steps // 10) if log_every is None else check_positive_int(log_every, "log_every")
+    return {*range(0, steps, every), steps}
+
+
+def _train_matrix(
+    model: Any, graph: Graph, steps: int, self_edges: bool, log_every: Any, k: Any, show: bool
+) -> TrainResult:
+    adj = graph.adj + np.eye(graph.n_nodes) if self_edges else graph.adj
+    when = _log_steps(steps, log_every)
+    res = TrainResult()
+    start = time.perf_counter()
+    # Small dense products: one BLAS thread is far faster than several on a shared machine
+    # (scoped; the previous limits are restored on exit).
+    with threadpool_limits(limits=1):
+        for s in progress_bar(range(steps + 1), enabled=show, total=steps + 1, desc=model.kind):
+            if s in when:
+                res.history.append({"step": float(s), **evaluate(model, graph, k)})
+            if s < steps:
+                res.losses.append(model.step(adj))
+    res.seconds = time.perf_counter() - start
+    return res
+
+
+def _train_gpt(
+    model: GPT,
+    graph: Graph,
+    recipe: str,
+    steps: int,
+    lr: float,
+    batch_size: int,
+    path_fraction: float,
+    weight_decay: float,
+    direction: str,
+    self_edges: bool,
+    seed: int,
+    log_every: int | None,
+    k: int | None,
+    show: bool,
+) -> TrainResult:
+    vocab = Vocab(graph.n_nodes)
+    edges = edge_examples(graph, direction, self_edges)
+    paths = path_examples(graph, hardest_token=recipe.endswith("hardest_token"))
+    length = max(len(e.ids) for e in edges + paths)
+    if length > model.max_len:
+        raise ValueError(f"model.max_len must be >= {length} for this graph, got {model.max_len}")
+    e_ids, e_tgt = pad_examples(edges, length, vocab.pad)
+    p_ids, p_tgt = pad_examples(paths, length, vocab.pad)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    gen = torch.Generator().manual_seed(int(seed))
+    n_path = min(batch_size - 1, max(1, round(batch_size * path_fraction)))
+    staged = recipe.startswith("staged")
+    phase_paths = False
+    when = _log_steps(steps, log_every)
+    check_every = max(1, min(100, steps // 20))
+    res = TrainResult()
+    start = time.perf_counter()
+    model.train()
+    for s in progress_bar(range(steps + 1), enabled=show, total=steps + 1, desc="gpt " + recipe):
+        if s in when:
+            res.history.append({"step": float(s), **evaluate(model, graph, k)})
+        if s == steps:
+            break
+        if staged and not phase_paths and s % check_every == 0 and s > 0:
+            if edge_recovery(model, graph) >= 0.99:
+                phase_paths, res.switched_at = True, s
+        if staged:
+            pool_ids, pool_tgt = (p_ids, p_tgt) if phase_paths else (e_ids, e_tgt)
+            idx = torch.randint(0, len(pool_ids), (batch_size,), generator=gen)
+            ids, tgt = pool_ids[idx], pool_tgt[idx]
+        else:
+            ie = torch.randint(0, len(e_ids), (batch_size - n_path,), generator=gen)
+            ip = torch.randint(0, len(p_ids), (n_path,), generator=gen)
+            ids, tgt = torch.cat([e_ids[ie], p_ids[ip]]), torch.cat([e_tgt[ie], p_tgt[ip]])
+        logits = model(ids[:, :-1])
+        mask = tgt[:, :-1]
+        loss = F.cross_entropy(logits[mask], ids[:, 1:][mask])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        res.losses.append(float(loss.detach()))
+    model.eval()
+    res.seconds = time.perf_counter() - start
+    return res
