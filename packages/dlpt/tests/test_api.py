@@ -2,11 +2,11 @@ import doctest
 import importlib
 import warnings
 
-import pytest
-
 import dlpt
 import dlpt.baselines
 import dlpt.data
+import dlpt.peers
+import pytest
 
 
 def test_public_api_is_exact():
@@ -18,7 +18,13 @@ def test_public_api_is_exact():
         "plug_in_policy",
         "plug_in_value",
     ]
-    for mod in (dlpt, dlpt.data, dlpt.baselines):
+    assert dlpt.peers.__all__ == [
+        "doubleml_apos",
+        "doubleml_available",
+        "dr_policy_forest",
+        "econml_available",
+    ]
+    for mod in (dlpt, dlpt.data, dlpt.baselines, dlpt.peers):
         for name in mod.__all__:
             assert hasattr(mod, name)
 
@@ -30,7 +36,8 @@ def test_version_comes_from_metadata():
 
 
 @pytest.mark.parametrize(
-    "module", ["dlpt._basis", "dlpt._data", "dlpt._dlpt", "dlpt._baselines", "dlpt._mlp"]
+    "module",
+    ["dlpt._basis", "dlpt._data", "dlpt._dlpt", "dlpt._baselines", "dlpt._mlp", "dlpt._peers"],
 )
 def test_docstring_examples_run(module):
     mod = importlib.import_module(module)

@@ -3,8 +3,6 @@
 import warnings
 
 import numpy as np
-import pytest
-
 from dlpt import DLPT
 from dlpt.baselines import plug_in_value
 from dlpt.data import simulate_rct

@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from dlpt import DLPT, design_report
 from dlpt.data import simulate_rct
 
@@ -23,7 +22,11 @@ def fit(**kw):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"probs": None}, ValueError, "known assignment probabilities; for observational data use econml"),
+        (
+            {"probs": None},
+            ValueError,
+            "known assignment probabilities; for observational data use econml",
+        ),
         ({"arms": [0.6, 1.0, 1.0]}, ValueError, "arms must be distinct"),
         ({"arms": [0.6, 1.0]}, ValueError, r"needs K >= q \+ 1"),
         ({"probs": [0.5, 0.5, 0.0]}, ValueError, "probs must be > 0"),
@@ -31,7 +34,11 @@ def fit(**kw):
         ({"probs": [0.3, 0.3, 0.3]}, ValueError, "must sum to 1"),
         ({"probs": [0.5, 0.5]}, ValueError, r"probs must have shape \(3,\)"),
         ({"probs": np.ones((N - 1, 3)) / 3}, ValueError, "probs must have shape"),
-        ({"probs": lambda X: np.ones((X.shape[0], 2)) / 2}, ValueError, r"probs\(X\) must have shape"),
+        (
+            {"probs": lambda X: np.ones((X.shape[0], 2)) / 2},
+            ValueError,
+            r"probs\(X\) must have shape",
+        ),
         ({"t": np.where(np.arange(N) == 5, 0.8, T)}, ValueError, "t must take values among arms"),
         ({"t": T + 1e-7}, ValueError, "t must take values among arms"),
         ({"X": np.where(np.arange(N)[:, None] == 3, np.nan, X)}, ValueError, "X must be finite"),

@@ -4,7 +4,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 from dlpt import DLPT
 from dlpt.data import simulate_rct
 

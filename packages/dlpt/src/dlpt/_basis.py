@@ -172,9 +172,7 @@ def resolve_probs(probs: Any, X: NDArray[np.float64] | None, K: int) -> NDArray[
         want = f"({'n' if n is None else n}, {K})"
         raise ValueError(f"{name} must have shape ({K},) or {want}, got {p.shape}")
     if (p <= 0).any():
-        raise ValueError(
-            f"{name} must be > 0 for every arm (positivity), got min {float(p.min())}"
-        )
+        raise ValueError(f"{name} must be > 0 for every arm (positivity), got min {float(p.min())}")
     sums = p.sum(axis=-1)
     if (np.abs(sums - 1) > 1e-8).any():
         bad = float(np.atleast_1d(sums)[np.argmax(np.abs(np.atleast_1d(sums) - 1))])

@@ -37,7 +37,7 @@ from icml26_shared.checks import (
     check_same_length,
 )
 
-from ._basis import Basis, check_arms, gram, make_basis, resolve_probs, solve_gram
+from ._basis import check_arms, gram, make_basis, resolve_probs, solve_gram
 from ._data import evaluate_policy
 from ._mlp import MLP, TrainConfig, train
 
@@ -71,9 +71,7 @@ class ValueEstimate:
         return cls(v, se, (v - z * se, v + z * se), psi, alpha)
 
 
-def orthogonal_scores(
-    theta: Array, w: Array, resid: Array, phi_pi: Array
-) -> tuple[Array, Array]:
+def orthogonal_scores(theta: Array, w: Array, resid: Array, phi_pi: Array) -> tuple[Array, Array]:
     """(ψ, β) with β_i = θ̂_i + w_i r_i, ψ_i = φ(π_i)ᵀβ_i, where w_i = Λ(x_i)⁻¹φ(t_i) and
     r_i = y_i − θ̂_iᵀφ(t_i)."""
     beta = theta + w * resid[:, None]
@@ -112,7 +110,8 @@ class DLPT:
 
     Args:
         degree: polynomial degree q of the dose basis (K ≥ q + 1), or ``"cv"`` to choose
-            q ∈ {1, …, K − 1} by cross-fitted out-of-fold squared error.
+            q ∈ {1, …, K − 1} by out-of-fold squared error (candidates compared on the
+            representation of the saturated network of each fold; see ``_cv_degrees``).
         hidden: hidden layer widths of θ_η(x) (``()`` gives a linear θ).
         folds: cross-fitting folds L (``1`` is the no-cross-fitting ablation: θ̂ then sees each
             unit's own outcome and the score is no longer exactly unbiased).
@@ -189,12 +188,16 @@ class DLPT:
         self.arm_index_ = k
         self.fold_ = self._assign_folds(k, a.size)
         if self.degree == "cv":
-            candidates = list(range(1, a.size))
-            fits = {q: self._cross_fit(q) for q in candidates}
-            self.cv_mse_ = {q: f[2] for q, f in fits.items()}
+            # one cross-fit of the saturated degree K − 1 gives every fold's representation;
+            # the candidate degrees are compared on it (paired), then the chosen one is fitted
+            sat_models, sat_theta, _ = self._cross_fit(a.size - 1)
+            self.cv_mse_ = self._cv_degrees(sat_models, a.size)
             q = min(self.cv_mse_, key=lambda d: self.cv_mse_[d])
             self.degree_ = q
-            self.models_, self.theta_, _ = fits[q]
+            if q == a.size - 1:
+                self.models_, self.theta_ = sat_models, sat_theta
+            else:
+                self.models_, self.theta_, _ = self._cross_fit(q)
         else:
             self.degree_ = int(self.degree)
             self.models_, self.theta_, mse = self._cross_fit(self.degree_)
@@ -248,6 +251,31 @@ class DLPT:
             theta[test] = self._theta_of(net, self.X_[test])
         mse = float(np.mean((self.y_ - np.einsum("nk,nk->n", theta, phi)) ** 2))
         return models, theta, mse
+
+    def _cv_degrees(self, sat_models: list[MLP], K: int) -> dict[int, float]:
+        """Out-of-fold mean squared error of each degree q ∈ {1, …, K − 1}.
+
+        For fold f, the saturated network trained without f supplies features h(x) (its last
+        hidden layer and a constant); the degree-q model θ(x) = W h(x) has its head W refitted
+        by (lightly ridged) least squares on y ~ h(x) ⊗ φ_q(t) over the training folds and is
+        scored on fold f. Sharing h across q makes the comparison paired: independently trained
+        networks differ by more, in squared error, than the misspecification CV must detect.
+        """
+        n = self.t_.size
+        pred = {q: np.zeros(n) for q in range(1, K)}
+        for f, net in enumerate(sat_models):
+            test = self.fold_ == f
+            tr = ~test if self.folds > 1 else test
+            acts = net.forward(self.X_)[1]
+            H = np.column_stack([acts[-2], np.ones(n)])
+            for q in pred:
+                phi = make_basis(q, self.arms_, self.basis)(self.t_)
+                Z = (H[:, :, None] * phi[:, None, :]).reshape(n, -1)
+                G = Z[tr].T @ Z[tr]
+                G[np.diag_indices_from(G)] += 1e-6 * np.trace(G) / G.shape[0] + 1e-12
+                coef = np.linalg.solve(G, Z[tr].T @ self.y_[tr])
+                pred[q][test] = Z[test] @ coef
+        return {q: float(np.mean((self.y_ - p) ** 2)) for q, p in pred.items()}
 
     def _fit_response(self, phi: Array, rows: NDArray[np.intp], q: int, f: int) -> MLP:
         # seeds do not depend on q: the candidate degrees of a CV comparison share their
@@ -394,9 +422,7 @@ class DLPT:
     def _refit(self, rows: NDArray[np.intp]) -> DLPT:
         """The same estimator (degree fixed to degree_) cross-fitted on ``rows`` only."""
         other = DLPT.__new__(DLPT)
-        other.__dict__.update(
-            {k: v for k, v in self.__dict__.items() if not k.endswith("_")}
-        )
+        other.__dict__.update({k: v for k, v in self.__dict__.items() if not k.endswith("_")})
         other.degree = self.degree_
         other.config = replace(self.config)
         p = self.probs_ if self.probs_.ndim == 1 else self.probs_[rows]

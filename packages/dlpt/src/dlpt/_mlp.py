@@ -9,6 +9,7 @@ stopping on an inner validation split (the best epoch's parameters are kept).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -47,7 +48,7 @@ class MLP:
     def init(cls, d_in: int, hidden: Sequence[int], d_out: int, rng: np.random.Generator) -> MLP:
         sizes = [d_in, *hidden, d_out]
         weights, biases = [], []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        for i, (a, b) in enumerate(itertools.pairwise(sizes)):
             last = i == len(sizes) - 2
             scale = 0.1 / np.sqrt(a) if last else np.sqrt(2.0 / a)
             # the output layer is drawn 16 wide and sliced, so nets that differ only in their
@@ -108,7 +109,7 @@ def train(
     """
     rows = np.arange(X.shape[0]) if rows is None else np.asarray(rows)
     perm = rng.permutation(rows)
-    n_val = max(1, int(round(config.val_fraction * perm.size)))
+    n_val = max(1, round(config.val_fraction * perm.size))
     val, tr = perm[:n_val], perm[n_val:]
     net.x_mean = X[tr].mean(axis=0)
     sd = X[tr].std(axis=0)

@@ -85,7 +85,6 @@ def doubleml_apos(X: Array, t: Array, y: Array, arms: Array, seed: int = 0) -> t
     df["y"] = y
     df["d"] = k
     with threadpool_limits(limits=1):
-        np.random.seed(seed)  # doubleml draws its sample splits from numpy's global state
         data = dml.DoubleMLData(df, y_col="y", d_cols="d", x_cols=cols)
         model = dml.DoubleMLAPOS(
             data,
@@ -93,6 +92,11 @@ def doubleml_apos(X: Array, t: Array, y: Array, arms: Array, seed: int = 0) -> t
             ml_m=LogisticRegression(max_iter=1000),
             treatment_levels=list(range(arms.size)),
             n_folds=5,
+            draw_sample_splitting=False,
         )
+        # our own seeded 5-fold split (doubleml would draw from numpy's global state)
+        fold = np.random.default_rng(seed).permutation(k.size) % 5
+        splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(5)]
+        model.set_sample_splitting(all_smpls=splits)
         model.fit()
     return np.asarray(model.coef, dtype=np.float64), np.asarray(model.se, dtype=np.float64)
