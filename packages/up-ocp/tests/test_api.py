@@ -313,8 +313,8 @@ def test_infinite_scores_are_misses():
 def test_docstring_examples_run():
     import doctest
 
-    from up_ocp import _api, _up
+    from up_ocp import _estimator, _up
 
-    for module in (_api, _up):
+    for module in (_estimator, _up):
         result = doctest.testmod(module, extraglobs={"np": np})
         assert result.attempted > 0 and result.failed == 0

@@ -18,8 +18,6 @@ from . import baselines as baselines
 from . import data as data
 from ._bounds import CoverageBounds as CoverageBounds
 from ._bounds import coverage_bounds as coverage_bounds
-from ._core import RSAThreshold as RSAThreshold
-from ._core import rsa_threshold as rsa_threshold
 from ._diagnose import Diagnosis as Diagnosis
 from ._diagnose import diagnose as diagnose
 from ._diagnose import plot_qq as plot_qq
@@ -28,6 +26,8 @@ from ._estimators import RSAConformalRegressor as RSAConformalRegressor
 from ._ot import AlignmentMap as AlignmentMap
 from ._ot import ot_alignment as ot_alignment
 from ._ot import wasserstein_distance as wasserstein_distance
+from ._rsa import RSAThreshold as RSAThreshold
+from ._rsa import rsa_threshold as rsa_threshold
 
 __all__ = [
     "AlignmentMap",
@@ -49,10 +49,10 @@ __version__ = _version("rsa-cp")
 
 # Names that left the top level in 0.1.x: each still works for one release, with a warning.
 _MOVED = {
-    "split_threshold": ("rsa_cp.baselines.split_threshold", "rsa_cp._core"),
-    "randomized_split_threshold": ("rsa_cp.baselines.randomized_split_threshold", "rsa_cp._core"),
-    "reference_threshold": ("rsa_cp.baselines.reference_threshold", "rsa_cp._core"),
-    "spi_threshold": ("rsa_cp.baselines.spi_threshold", "rsa_cp._core"),
+    "split_threshold": ("rsa_cp.baselines.split_threshold", "rsa_cp._rsa"),
+    "randomized_split_threshold": ("rsa_cp.baselines.randomized_split_threshold", "rsa_cp._rsa"),
+    "reference_threshold": ("rsa_cp.baselines.reference_threshold", "rsa_cp._rsa"),
+    "spi_threshold": ("rsa_cp.baselines.spi_threshold", "rsa_cp._rsa"),
     "beta_binomial_window": ("nothing public (an internal maths helper)", "rsa_cp._bounds"),
 }
 

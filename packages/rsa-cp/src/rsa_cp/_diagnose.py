@@ -29,8 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 from icml26_shared.checks import check_finite_array
 
 from ._bounds import coverage_bounds
-from ._core import reference_threshold, rsa_threshold
 from ._ot import wasserstein_distance
+from ._rsa import reference_threshold, rsa_threshold
 
 __all__ = ["Diagnosis", "diagnose", "plot_qq"]
 

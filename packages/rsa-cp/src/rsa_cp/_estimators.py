@@ -27,7 +27,7 @@ from icml26_shared.checks import (
     check_same_length,
 )
 
-from ._core import GUARANTEES, RSAThreshold, rsa_threshold, split_threshold
+from ._rsa import GUARANTEES, RSAThreshold, rsa_threshold, split_threshold
 
 __all__ = ["METHODS", "RSAConformalClassifier", "RSAConformalRegressor"]
 

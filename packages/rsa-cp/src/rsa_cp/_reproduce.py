@@ -32,8 +32,8 @@ from icml26_shared.experiment import (
 from icml26_shared.metrics import binomial_tolerance, set_size
 
 from ._bounds import coverage_bounds
-from ._core import reference_threshold, rsa_threshold, split_threshold
 from ._data import load_diabetes, regression_scores
+from ._rsa import reference_threshold, rsa_threshold, split_threshold
 
 __all__ = ["EXPERIMENT", "SimResult", "matched_randomized_width", "reproduce", "simulate"]
 

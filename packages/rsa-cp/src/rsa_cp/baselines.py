@@ -2,10 +2,10 @@
 form (no alignment) and reference-only calibration. Plain functions taking the miscoverage
 ``alpha``."""
 
-from ._core import randomized_split_threshold as randomized_split_threshold
-from ._core import reference_threshold as reference_threshold
-from ._core import spi_threshold as spi_threshold
-from ._core import split_threshold as split_threshold
+from ._rsa import randomized_split_threshold as randomized_split_threshold
+from ._rsa import reference_threshold as reference_threshold
+from ._rsa import spi_threshold as spi_threshold
+from ._rsa import split_threshold as split_threshold
 
 __all__ = [
     "randomized_split_threshold",

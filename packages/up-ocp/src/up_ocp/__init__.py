@@ -16,12 +16,12 @@ from typing import Any as _Any
 
 from . import baselines as baselines
 from . import data as data
-from ._api import METHODS as METHODS
-from ._api import OnlineConformal as OnlineConformal
-from ._api import make_algorithm as make_algorithm
-from ._core import OnlineAlgorithm as OnlineAlgorithm
-from ._core import run_algorithm as run_algorithm
+from ._estimator import METHODS as METHODS
+from ._estimator import OnlineConformal as OnlineConformal
+from ._estimator import make_algorithm as make_algorithm
 from ._jax import run_up_jax as run_up_jax
+from ._protocol import OnlineAlgorithm as OnlineAlgorithm
+from ._protocol import run_algorithm as run_algorithm
 from ._up import UPState as UPState
 from ._up import coverage_bound as coverage_bound
 from ._up import up_grid as up_grid

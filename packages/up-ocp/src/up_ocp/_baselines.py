@@ -54,7 +54,7 @@ from icml26_shared.checks import (
 )
 from icml26_shared.conformal import split_quantile
 
-from ._core import OnlineAlgorithm, as_batch_shape, check_score_step
+from ._protocol import OnlineAlgorithm, as_batch_shape, check_score_step
 
 __all__ = [
     "DEFAULT_DTACI_GAMMAS",

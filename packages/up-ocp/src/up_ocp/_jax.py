@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_positive
 
-from ._core import check_scores
+from ._protocol import check_scores
 
 __all__ = ["run_up_jax"]
 

@@ -34,9 +34,9 @@ from icml26_shared.experiment import (
 )
 from icml26_shared.metrics import rolling_miscoverage
 
-from ._api import make_algorithm
-from ._core import run_algorithm
 from ._data import forecast_residuals, load_returns
+from ._estimator import make_algorithm
+from ._protocol import run_algorithm
 from ._up import cover_fraction, cover_log_wealth, coverage_bound, kt_fraction
 
 ALPHA = 0.1

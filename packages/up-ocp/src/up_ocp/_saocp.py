@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_positive_int
 
-from ._core import OnlineAlgorithm, as_batch_shape, check_score_step
+from ._protocol import OnlineAlgorithm, as_batch_shape, check_score_step
 
 __all__ = ["SAOCPState", "saocp"]
 

@@ -51,7 +51,7 @@ from scipy.special import betaln, xlogy
 
 from icml26_shared.checks import check_alpha, check_finite_array, check_positive, check_positive_int
 
-from ._core import OnlineAlgorithm, as_batch_shape, check_score_step
+from ._protocol import OnlineAlgorithm, as_batch_shape, check_score_step
 
 __all__ = [
     "UPState",

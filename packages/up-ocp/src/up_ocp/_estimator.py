@@ -23,7 +23,7 @@ from icml26_shared.checks import check_alpha, check_choice, check_finite_array, 
 from icml26_shared.state import check_same_config, decode_state, dumps_state, loads_state
 
 from ._baselines import aci, conformal_pid, decaying_ogd, dtaci, kt_aci, quantile_tracking, sf_ogd
-from ._core import OnlineAlgorithm, check_scores, run_algorithm
+from ._protocol import OnlineAlgorithm, check_scores, run_algorithm
 from ._saocp import saocp
 from ._up import up_grid, up_ocp
 
