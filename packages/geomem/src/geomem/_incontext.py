@@ -74,7 +74,7 @@ def make_dataset(
 
     >>> b = make_dataset(4, d=3, l=3, n_labels=20, seed=0)
     >>> b.ids.shape, b.eq
-    (torch.Size([4, 20]), 14)
+    (torch.Size([4, 28]), 21)
     """
     n = check_positive_int(n, "n")
     d = check_positive_int(d, "d", minimum=2)

@@ -154,7 +154,7 @@ def spectral_share(embeddings: ArrayLike, graph: Graph, k: int) -> float:
     eigenvectors (random ``~ k/(n-1)``)."""
     k = _check_k(k, graph)
     e = _emb(embeddings, graph)
-    vals, vecs, zero = _spectrum(graph)
+    _, vecs, zero = _spectrum(graph)
     energy = ((vecs.T @ (e - e.mean(axis=0))) ** 2).sum(axis=1)
     total = energy.sum()
     if total <= 0:

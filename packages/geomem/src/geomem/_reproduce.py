@@ -9,6 +9,7 @@ named check computed from the run; nothing is hard-coded.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -97,7 +98,7 @@ def generator_checks() -> dict[str, bool]:
         ok_star &= g.n_nodes == d * (l - 1) + 1 and g.n_edges == d * (l - 1)
         ok_star &= len(g.leaves) == d and bool((g.degrees[g.leaves] == 1).all())
         ok_star &= all(len(p) - 1 == l - 1 for p in paths)
-        ok_star &= all(g.adj[a, b] == 1 for p in paths for a, b in zip(p, p[1:]))
+        ok_star &= all(g.adj[a, b] == 1 for p in paths for a, b in itertools.pairwise(p))
         ok_star &= not set(g.train_leaves) & set(g.test_leaves)
         ok_star &= len(g.train_leaves) == int(np.floor(0.75 * d))
         ok_star &= set(g.train_leaves) | set(g.test_leaves) == set(g.leaves)
@@ -217,7 +218,7 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
         if s == cfg.gpt_seeds[0]:
             histories["GPT"] = r.history
             embs["GPT"] = model.embeddings()
-        fmodel, fr = _gpt(cfg, gg, s, True, show)
+        _, fr = _gpt(cfg, gg, s, True, show)
         frozen_runs.append(fr.final)
         frozen_s += fr.seconds
         if s == cfg.gpt_seeds[0]:

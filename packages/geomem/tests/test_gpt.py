@@ -1,0 +1,89 @@
+"""The small GPT, its controls, training recipes and behaviour probes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from geomem import RECIPES, train
+from geomem.graphs import path_star
+from geomem.models import GPT
+from geomem.probes import edge_recovery, exact_path, first_step, teacher_forced
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def test_shapes_and_controls():
+    m = GPT(10, dim=16, n_heads=2, max_len=12)
+    ids = torch.randint(0, m.vocab_size, (3, 7))
+    assert m(ids).shape == (3, 7, m.vocab_size)
+    assert m.embeddings().shape == (10, 16)
+    assert m.generate(ids[:, :4], 5).shape == (3, 5)
+    assert GPT(10, dim=16, n_heads=2, tied=False)(ids).shape == (3, 7, m.vocab_size)
+    assert GPT(10, dim=16, n_heads=2, attention=False)(ids).shape == (3, 7, m.vocab_size)
+    # causal: changing a later token leaves earlier logits unchanged
+    for attn in (True, False):
+        mm = GPT(10, dim=16, n_heads=2, attention=attn)
+        ids2 = ids.clone()
+        ids2[:, -1] = (ids2[:, -1] + 1) % mm.vocab_size
+        torch.testing.assert_close(mm(ids)[:, :-1], mm(ids2)[:, :-1])
+    with pytest.raises(ValueError, match="n_heads"):
+        GPT(10, dim=10, n_heads=3)
+    with pytest.raises(ValueError, match="max_len"):
+        m(torch.zeros((1, 13), dtype=torch.long))
+
+
+def test_frozen_embeddings_stay_fixed():
+    g = path_star(3, 3, 0)
+    m = GPT(g.n_nodes, dim=16, n_heads=2, max_len=10, freeze_embeddings=True)
+    before = m.embeddings()
+    train(m, g, steps=5, batch_size=8)
+    np.testing.assert_array_equal(before, m.embeddings())
+    np.testing.assert_allclose(np.linalg.norm(before, axis=1), 1.0, rtol=1e-6)
+
+
+def test_training_memorises_small_graph():
+    g = path_star(3, 3, 0)
+    m = GPT(g.n_nodes, dim=32, n_heads=2, max_len=10, seed=0)
+    res = train(m, g, steps=300, batch_size=32, lr=3e-3, log_every=150)
+    assert res.losses[-1] < 0.25 * res.losses[0]
+    assert edge_recovery(m, g) == 1.0
+    assert exact_path(m, g, g.train_leaves) == 1.0
+    assert set(res.final) >= {"first_step", "exact_path", "navigation", "spectral_share"}
+    tf = teacher_forced(m, g, g.train_leaves)
+    assert tf.shape == (3,) and tf.min() == 1.0
+    assert 0.0 <= first_step(m, g) <= 1.0
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_recipes_run_and_are_deterministic(recipe):
+    g = path_star(3, 3, 0)
+    hist = []
+    for _ in range(2):
+        m = GPT(g.n_nodes, dim=16, n_heads=2, max_len=10, seed=1)
+        hist.append(train(m, g, recipe, steps=40, batch_size=8, seed=2, log_every=20).history)
+    assert hist[0] == hist[1]
+
+
+def test_bad_training_arguments():
+    g = path_star(3, 3, 0)
+    m = GPT(g.n_nodes, dim=16, n_heads=2, max_len=10)
+    with pytest.raises(ValueError, match="recipe"):
+        train(m, g, "greedy", steps=2)
+    with pytest.raises(ValueError, match="path_fraction"):
+        train(m, g, steps=2, path_fraction=1.5)
+    with pytest.raises(ValueError, match="lr"):
+        train(m, g, steps=2, lr=0.0)
+    with pytest.raises(ValueError, match="n_nodes"):
+        train(m, path_star(4, 3), steps=2)
+    with pytest.raises(ValueError, match="max_len"):
+        train(GPT(path_star(3, 6).n_nodes, dim=16, n_heads=2, max_len=8), path_star(3, 6), steps=2)
+    with pytest.raises(TypeError, match="model"):
+        train(object(), g, steps=2)

@@ -1,0 +1,113 @@
+"""Probes against planted structure, random baselines (statistically) and bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from geomem.graphs import Graph, cycle, grid, normalized_laplacian, path_star
+from geomem.probes import (
+    edge_recovery,
+    eigen_energy,
+    energy_per_eigenvalue,
+    geometric_score,
+    navigation,
+    spectral_alignment,
+    spectral_share,
+)
+
+
+def _smooth(g: Graph, k: int) -> np.ndarray:
+    _, vecs = np.linalg.eigh(normalized_laplacian(g.adj))
+    return vecs[:, 1 : k + 1] * np.linspace(2, 1, k)
+
+
+def test_planted_spectral_embedding():
+    g = path_star(8, 4, 0)
+    e = _smooth(g, 8)
+    # centring over nodes is not exactly the projection off the trivial eigenvector
+    # (proportional to sqrt(deg)), so a planted embedding scores just below 1
+    assert 0.99 <= spectral_share(e, g, 8) <= 1.0
+    assert 0.99 <= spectral_alignment(e, g, 8) <= 1.0 + 1e-12
+    assert spectral_share(_smooth(cycle(8), 2), cycle(8), 2) == pytest.approx(1.0, abs=1e-10)
+    assert navigation(e, g) == 1.0
+    assert geometric_score(e, g) > 0.3
+    vals, energy = eigen_energy(e, g)
+    assert np.all(np.diff(vals) >= -1e-12) and energy[0] < 0.01 * energy.sum()
+
+
+def test_random_embedding_baselines():
+    """Random Gaussian rows: share and alignment ~ k/(n-1); navigation ~ 1/d (binomial bound)."""
+    g = path_star(20, 5, 0)
+    n, k = g.n_nodes, 20
+    rng = np.random.default_rng(0)
+    shares = [spectral_share(rng.normal(size=(n, 100)), g, k) for _ in range(20)]
+    assert np.mean(shares) == pytest.approx(k / (n - 1), abs=0.02)
+    aligns = [spectral_alignment(rng.normal(size=(n, 100)), g, k) for _ in range(20)]
+    assert np.mean(aligns) == pytest.approx(k / (n - 1), abs=0.03)
+    hits = sum(navigation(rng.normal(size=(n, 50)), g) * 20 for _ in range(20))
+    # 400 leaf trials at p = 0.05: mean 20, sd 4.4; 5 sd band
+    assert 20 - 22 <= hits <= 20 + 22
+
+
+def test_edge_recovery():
+    g = grid(3, 4, seed=1)
+    assert edge_recovery(g.adj + 0.01 * np.eye(g.n_nodes), g) == 1.0
+    s = g.adj.copy()
+    u = int(np.flatnonzero(g.degrees == 2)[0])
+    s[u] = 0.0
+    s[u, (u + 1) % g.n_nodes] = 0.0
+    assert edge_recovery(s, g) < 1.0
+    with pytest.raises(ValueError, match="shape"):
+        edge_recovery(np.zeros((3, 3)), g)
+    with pytest.raises(TypeError, match="edge_scores"):
+        edge_recovery(object(), g)
+
+
+def test_energy_per_eigenvalue_cycle():
+    g = cycle(8)
+    e = _smooth(g, 2)
+    vals, per = energy_per_eigenvalue(e, g)
+    assert len(vals) == 4  # eigenvalues of C8's normalised Laplacian: 0 and 4 double + 1 single ...
+    assert per[0] == pytest.approx(per.sum())
+
+
+def test_bad_embeddings():
+    g = path_star(4, 3)
+    good = np.random.default_rng(0).normal(size=(g.n_nodes, 5))
+    with pytest.raises(ValueError, match="one row per node"):
+        navigation(good[:-1], g)
+    bad = good.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        spectral_share(bad, g, 2)
+    with pytest.raises(TypeError, match="real"):
+        geometric_score(good + 1j, g)
+    with pytest.raises(ValueError, match="dimension"):
+        spectral_share(good[:, 0], g, 2)
+    for k in (0, g.n_nodes):
+        with pytest.raises(ValueError, match="k must"):
+            spectral_share(good, g, k)
+    with pytest.raises(TypeError, match="k must"):
+        spectral_alignment(good, g, 1.5)
+    with pytest.raises(ValueError, match="root"):
+        navigation(np.ones((16, 3)), grid(4, 4))
+
+
+def test_disconnected_graph_warns_and_excludes_zero_eigenvalues():
+    a = path_star(3, 3).adj
+    n = a.shape[0]
+    adj = np.zeros((2 * n, 2 * n))
+    adj[:n, :n] = a
+    adj[n:, n:] = a
+    g = Graph(adj, name="two stars")
+    e = np.random.default_rng(0).normal(size=(2 * n, 4))
+    with pytest.warns(UserWarning, match="disconnected"):
+        spectral_share(e, g, 2)
+    # indicator of the components lives on the zero eigenspace: excluded from the share
+    ind = np.r_[np.ones(n), -np.ones(n)][:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert spectral_share(np.hstack([ind, 1e-9 * e]), g, 2) < 1e-6
