@@ -166,8 +166,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="n ∈ {200, 500}, sparse n = 5000")
     ap.add_argument("--no-busy", action="store_true", help="skip the busy-process condition")
     ap.add_argument("--out", default="reports/bench/dxpp.json")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch.set_num_threads for this run (default: torch's own setting)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads for this run (default: torch's own setting)",
+    )
     a = ap.parse_args()
     if a.threads is not None:
         torch.set_num_threads(a.threads)
