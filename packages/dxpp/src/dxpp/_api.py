@@ -186,7 +186,7 @@ class LayerOptions:
             solver_kwargs=tuple(sorted((solver_kwargs or {}).items())),
         )
 
-    def solve(self, data: QPData, *, check: bool = True) -> QPSolution:
+    def solve(self, data: QPData) -> QPSolution:
         """The forward solve of a canonical batch with these options."""
         return solve_data(
             data,

@@ -438,7 +438,6 @@ class QPFunction:
                     f"given, got shapes {tuple(np.shape((Q, p, G, h, A, b)[i]))} "
                     f"and {tuple(np.shape((Q, p, G, h, A, b)[j]))}"
                 )
-        present = [t for t in args if t is not None]
         B = max(
             (
                 t.shape[0]
@@ -454,6 +453,5 @@ class QPFunction:
                 else t
                 for t, base in zip(args, _BASE_NDIM)
             ]
-        del present
         x = _apply(self.opts, *args)[0]
         return x if x.ndim == 2 else x.unsqueeze(0)
