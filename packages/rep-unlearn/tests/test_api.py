@@ -40,15 +40,30 @@ def test_all_is_exact():
     for name in EXPECTED:
         assert hasattr(ru, name)
     assert ru.data.__all__ == [
-        "Task", "TensorData", "digits_task", "from_tensors", "gaussian_clusters",
-        "image_folder", "parse_forget",
+        "Task",
+        "TensorData",
+        "digits_task",
+        "from_tensors",
+        "gaussian_clusters",
+        "image_folder",
+        "parse_forget",
     ]
     assert ru.baselines.__all__ == ["GRIDS", "finetune", "neggrad", "retrain", "scrub"]
     assert ru.__version__ == importlib.metadata.version("rep-unlearn")
 
 
-MODULES = ["_adapter", "_baselines", "_checks", "_data", "_evaluate", "_selection", "_split",
-           "_train", "_unlearn", "_reproduce"]
+MODULES = [
+    "_adapter",
+    "_baselines",
+    "_checks",
+    "_data",
+    "_evaluate",
+    "_selection",
+    "_split",
+    "_train",
+    "_unlearn",
+    "_reproduce",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -80,16 +95,16 @@ def _small():
 
 
 def test_head_must_be_linear():
-    with pytest.raises(TypeError, match="head must be an nn.Linear"):
+    with pytest.raises(TypeError, match=r"head must be an nn.Linear"):
         ru.SplitModel(nn.Linear(4, 3), nn.ReLU())
-    with pytest.raises(ValueError, match="must end with an nn.Linear head"):
+    with pytest.raises(ValueError, match=r"must end with an nn.Linear head"):
         ru.SplitModel.from_sequential(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
-    with pytest.raises(TypeError, match="must be an nn.Sequential"):
+    with pytest.raises(TypeError, match=r"must be an nn.Sequential"):
         ru.SplitModel.from_sequential(nn.Linear(3, 3))
 
 
 def test_dimension_mismatch():
-    with pytest.raises(ValueError, match="head.in_features = 5, got 8"):
+    with pytest.raises(ValueError, match=r"head.in_features = 5, got 8"):
         ru.SplitModel(nn.Sequential(nn.Linear(4, 8), nn.ReLU()), nn.Linear(5, 2))
     # encoder whose width cannot be read statically: caught when features are cached
     split = ru.SplitModel(nn.Sequential(nn.Flatten()), nn.Linear(3, 2))
@@ -99,33 +114,37 @@ def test_dimension_mismatch():
 
 
 def test_empty_forget_and_overlap():
-    split = ru.SplitModel.from_sequential(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)))
+    split = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    )
     retain, forget = _small()
     empty = from_tensors(torch.zeros(0, 4), torch.zeros(0, dtype=torch.long))
-    with pytest.raises(ValueError, match="forget must not be empty"):
+    with pytest.raises(ValueError, match=r"forget must not be empty"):
         ru.Unlearner().fit(split, retain, empty)
-    with pytest.raises(ValueError, match="must not overlap, got 1 identical input row"):
+    with pytest.raises(ValueError, match=r"must not overlap, got 1 identical input row"):
         ru.Unlearner().fit(split, retain, retain.subset([0]))
     a = from_tensors(torch.randn(3, 4), torch.tensor([1, 1, 1]), ids=[0, 1, 2])
     b = from_tensors(torch.randn(2, 4), torch.tensor([0, 0]), ids=[2, 7])
-    with pytest.raises(ValueError, match="1 shared id"):
+    with pytest.raises(ValueError, match=r"1 shared id"):
         ru.Unlearner().fit(split, a, b)
-    with pytest.raises(TypeError, match="from_tensors"):
+    with pytest.raises(TypeError, match=r"from_tensors"):
         ru.Unlearner().fit(split, (retain.X, retain.y), forget)
 
 
 def test_forget_class_checks():
-    split = ru.SplitModel.from_sequential(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)))
+    split = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    )
     retain, forget = _small()
-    with pytest.raises(ValueError, match="forget class 1 is absent from the forget data"):
+    with pytest.raises(ValueError, match=r"forget class 1 is absent from the forget data"):
         ru.Unlearner().fit(split, retain, forget, forget_classes=[1])
     with pytest.raises(ValueError, match=r"head class in \[0, 1\], got 5"):
         ru.Unlearner().fit_zero_shot(split, forget, [5])
     both = from_tensors(torch.randn(4, 4), torch.tensor([0, 1, 0, 1]))
-    with pytest.raises(ValueError, match="cannot forget every class"):
+    with pytest.raises(ValueError, match=r"cannot forget every class"):
         ru.Unlearner().fit_zero_shot(split, both, [0, 1])
     bad = from_tensors(torch.randn(4, 4), torch.tensor([0, 0, 3, 3]))
-    with pytest.raises(ValueError, match="head classes < 2"):
+    with pytest.raises(ValueError, match=r"head classes < 2"):
         ru.Unlearner().fit(split, retain, bad)
 
 
@@ -155,36 +174,38 @@ def test_non_finite_features_and_inputs():
 
     split = ru.SplitModel(Boom(), nn.Linear(4, 2))
     retain, forget = _small()
-    with pytest.raises(ValueError, match="features must be finite"):
+    with pytest.raises(ValueError, match=r"features must be finite"):
         ru.Unlearner(beta=1.0).fit(split, retain, forget)
-    with pytest.raises(ValueError, match="X must be finite"):
+    with pytest.raises(ValueError, match=r"X must be finite"):
         from_tensors(torch.tensor([[0.0, float("nan")]]), torch.tensor([0]))
-    with pytest.raises(TypeError, match="X must be real-valued"):
+    with pytest.raises(TypeError, match=r"X must be real-valued"):
         from_tensors(np.ones((2, 2), dtype=complex), np.array([0, 1]))
-    with pytest.raises(TypeError, match="y must be an integer array"):
+    with pytest.raises(TypeError, match=r"y must be an integer array"):
         from_tensors(np.ones((2, 2)), np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match=r"y must have shape \(2,\)"):
         from_tensors(np.ones((2, 2)), np.array([0, 1, 1]))
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
+    with pytest.raises(ValueError, match=r"at least 2 dimensions"):
         from_tensors(np.ones(3), np.array([0, 1, 1]))
-    with pytest.raises(ValueError, match="labels >= 0"):
+    with pytest.raises(ValueError, match=r"labels >= 0"):
         from_tensors(np.ones((2, 2)), np.array([0, -1]))
 
 
 def test_zero_shot_prior_checks():
-    split = ru.SplitModel.from_sequential(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)))
+    split = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    )
     forget = from_tensors(torch.randn(5, 4), torch.zeros(5, dtype=torch.long))
-    with pytest.raises(ValueError, match="class_prior must be 3 finite non-negative"):
+    with pytest.raises(ValueError, match=r"class_prior must be 3 finite non-negative"):
         ru.Unlearner().fit_zero_shot(split, forget, [0], class_prior=[0.5, 0.5])
-    with pytest.raises(ValueError, match="class_prior must be 3 finite non-negative"):
+    with pytest.raises(ValueError, match=r"class_prior must be 3 finite non-negative"):
         ru.Unlearner().fit_zero_shot(split, forget, [0], class_prior=[0.5, -0.5, 1.0])
 
 
 def test_random_auto_needs_val(toy_random_task, toy_random_original):
     t = toy_random_task
-    with pytest.raises(ValueError, match="val must be given for beta='auto'"):
+    with pytest.raises(ValueError, match=r"val must be given for beta='auto'"):
         ru.Unlearner().fit(toy_random_original, t.retain, t.forget)
-    with pytest.raises(ValueError, match="val must be given for lr='auto'"):
+    with pytest.raises(ValueError, match=r"val must be given for lr='auto'"):
         ru.baselines.finetune(toy_random_original, t.retain, t.forget)
 
 
@@ -201,11 +222,11 @@ def test_train_mode_dropout_warns_once_and_switches_to_eval():
 
 
 def test_parse_forget_and_tasks_errors():
-    with pytest.raises(ValueError, match="forget must be 'class:K' or 'random:F'"):
+    with pytest.raises(ValueError, match=r"forget must be 'class:K' or 'random:F'"):
         ru.data.parse_forget("subset:3")
     with pytest.raises(ValueError, match=r"forget fraction must be in \(0, 1\)"):
         ru.data.parse_forget("random:1.5")
     with pytest.raises(ValueError, match=r"forget class must be in \[0, 5\]"):
         ru.data.gaussian_clusters("class:9", n_per_class=20)
-    with pytest.raises(ValueError, match="encoder must be one of 'mlp', 'cnn'"):
+    with pytest.raises(ValueError, match=r"encoder must be one of 'mlp', 'cnn'"):
         ru.data.digits_task("class:0", encoder="vit")

@@ -12,6 +12,7 @@ parameters are disjoint and Adam is element-wise, each follows exactly its own t
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -60,7 +61,7 @@ class Adapter(nn.Module):
         if not self.hidden:
             raise ValueError("hidden must list at least one width for adapter='mlp', got ()")
         widths = [dim, *self.hidden, dim]
-        for i, (n_in, n_out) in enumerate(zip(widths[:-1], widths[1:])):
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(widths)):
             last = i == len(widths) - 2
             if last and self.residual:
                 w, b = torch.zeros(n_in, n_out), torch.zeros(n_out)
@@ -99,8 +100,12 @@ class Adapter(nn.Module):
         if not 0 <= index < self.n_candidates:
             raise ValueError(f"index must be in [0, {self.n_candidates - 1}], got {index}")
         one = Adapter(self.dim, self.kind, self.hidden or (1,), self.residual, 1)
-        one.weights = nn.ParameterList(nn.Parameter(w[index : index + 1].clone()) for w in self.weights)
-        one.biases = nn.ParameterList(nn.Parameter(b[index : index + 1].clone()) for b in self.biases)
+        one.weights = nn.ParameterList(
+            nn.Parameter(w[index : index + 1].clone()) for w in self.weights
+        )
+        one.biases = nn.ParameterList(
+            nn.Parameter(b[index : index + 1].clone()) for b in self.biases
+        )
         one.hidden = self.hidden
         return one
 

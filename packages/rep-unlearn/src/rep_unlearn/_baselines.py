@@ -70,7 +70,7 @@ def _tune(
     classes: tuple[int, ...],
     progress: bool,
 ) -> nn.Module:
-    (key, grid), = GRIDS[name].items()
+    ((key, grid),) = GRIDS[name].items()
     if value != "auto":
         out = run(float(value))
         out.hyperparameters_ = {key: float(value)}  # type: ignore[assignment]
@@ -104,7 +104,7 @@ def retrain(
     retain: TensorData,
     forget: TensorData | None = None,
     *,
-    recipe: TrainRecipe = TrainRecipe(),
+    recipe: TrainRecipe | None = None,
     seed: int = 0,
     progress: bool = False,
 ) -> nn.Module:
@@ -130,7 +130,7 @@ def retrain(
                 "model_factory_or_model must be an nn.Module or a zero-argument factory, got "
                 f"{type(model_factory_or_model).__name__}"
             )
-    return train_classifier(model, retain, recipe, seed=seed, progress=progress)
+    return train_classifier(model, retain, recipe or TrainRecipe(), seed=seed, progress=progress)
 
 
 def _copy(model: nn.Module) -> nn.Module:
@@ -210,8 +210,10 @@ def neggrad(
 def _kl_teacher_student(teacher_logits: torch.Tensor, student_logits: torch.Tensor) -> torch.Tensor:
     """``mean_i KL(p_teacher,i ‖ p_student,i)``."""
     return F.kl_div(
-        F.log_softmax(student_logits, 1), F.log_softmax(teacher_logits, 1),
-        reduction="batchmean", log_target=True,
+        F.log_softmax(student_logits, 1),
+        F.log_softmax(teacher_logits, 1),
+        reduction="batchmean",
+        log_target=True,
     )
 
 

@@ -74,7 +74,9 @@ def forgetting_mode(
             raise ValueError("forget_classes must name at least one class, got ()")
         for c in classes:
             if not 0 <= c < n_classes:
-                raise ValueError(f"forget class must be a head class in [0, {n_classes - 1}], got {c}")
+                raise ValueError(
+                    f"forget class must be a head class in [0, {n_classes - 1}], got {c}"
+                )
             if c not in f_labels:
                 raise ValueError(f"forget class {c} is absent from the forget data")
         if len(set(classes)) >= n_classes:

@@ -67,9 +67,7 @@ class TensorData(torch.utils.data.Dataset):
         return {hashlib.sha1(row.tobytes()).digest() for row in flat}
 
 
-def from_tensors(
-    X: Any, y: Any, *, ids: Any = None, classes: Sequence[str] = ()
-) -> TensorData:
+def from_tensors(X: Any, y: Any, *, ids: Any = None, classes: Sequence[str] = ()) -> TensorData:
     """Wrap inputs and labels (torch tensors or arrays) as a :class:`TensorData`.
 
     Args:
@@ -305,9 +303,7 @@ def gaussian_clusters(
     y = np.repeat(np.arange(n_classes), n_per_class)
     X = means[y] + rng.normal(size=(y.size, dim))
     recipe = TrainRecipe(epochs=30, lr=3e-3, batch_size=32)
-    return _make_task(
-        "gaussian", X, y, forget, seed, _seeded(_toy_mlp(dim, n_classes)), recipe
-    )
+    return _make_task("gaussian", X, y, forget, seed, _seeded(_toy_mlp(dim, n_classes)), recipe)
 
 
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif")

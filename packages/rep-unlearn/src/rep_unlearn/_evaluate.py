@@ -7,8 +7,8 @@
   forgetting) or all test samples (random forgetting). ``0.5`` = indistinguishable, which is
   where a retrained model sits;
 * ``JS(p_model ‖ p_retrain)`` of the softmax outputs, averaged over test samples (natural log);
-* linear-probe accuracy on the forgotten-class test samples, a multinomial logistic regression
-  fitted on the validation representations, for ``z = h(x)`` and ``z′`` (the deployed
+* linear-probe accuracy on the forgotten-class test samples, a one-vs-rest ridge classifier
+  (standardised inputs, ``alpha = 1``) fitted on the validation representations, for ``z = h(x)`` and ``z′`` (the deployed
   representation): a backbone left untouched still separates the forgotten class.
 """
 
@@ -90,12 +90,14 @@ def _represent(model: nn.Module, X: torch.Tensor) -> torch.Tensor | None:
         return fn(X).reshape(len(X), -1)
 
 
-def _probe(z_val: torch.Tensor, y_val: torch.Tensor, z_te: torch.Tensor, y_te: torch.Tensor) -> float:
-    from sklearn.linear_model import LogisticRegression
+def _probe(
+    z_val: torch.Tensor, y_val: torch.Tensor, z_te: torch.Tensor, y_te: torch.Tensor
+) -> float:
+    from sklearn.linear_model import RidgeClassifier
     from sklearn.preprocessing import StandardScaler
 
     scaler = StandardScaler().fit(z_val.numpy())
-    clf = LogisticRegression(max_iter=2000).fit(scaler.transform(z_val.numpy()), y_val.numpy())
+    clf = RidgeClassifier(alpha=1.0).fit(scaler.transform(z_val.numpy()), y_val.numpy())
     return float((clf.predict(scaler.transform(z_te.numpy())) == y_te.numpy()).mean())
 
 
@@ -112,8 +114,7 @@ def evaluate(
     Args:
         model: the unlearned model.
         splits: a :class:`~rep_unlearn.data.Task` (retain, forget, val, test, forget_classes).
-        original: the model before unlearning; its representation ``h(x)`` gives ``probe_z``
-            (else ``model.encoder`` when present).
+        original: the model before unlearning; its representation ``h(x)`` gives ``probe_z``.
         retrain: the retrained reference for ``js_to_retrain``.
         probe: fit the linear probes (class forgetting only).
     """

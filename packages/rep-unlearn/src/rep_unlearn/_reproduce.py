@@ -95,8 +95,13 @@ def _scenario(task: Task, seed: int, cfg: Config, zero_shot: bool) -> dict[str, 
     original = task.fit_original(seed)
     reps = cfg.timing_repeats
     rt, t_rt = _timed(
-        lambda: B.retrain(lambda: task.make_model(seed + 1000), task.retain, task.forget,
-                          recipe=task.recipe, seed=seed + 1000),
+        lambda: B.retrain(
+            lambda: task.make_model(seed + 1000),
+            task.retain,
+            task.forget,
+            recipe=task.recipe,
+            seed=seed + 1000,
+        ),
         reps,
     )
     rows: dict[str, dict[str, Any]] = {}
@@ -147,7 +152,9 @@ def _scenario(task: Task, seed: int, cfg: Config, zero_shot: bool) -> dict[str, 
 
 
 @torch.no_grad()
-def _beta_curve(un: Unlearner, original: SplitModel, task: Task) -> list[tuple[float, float, float]]:
+def _beta_curve(
+    un: Unlearner, original: SplitModel, task: Task
+) -> list[tuple[float, float, float]]:
     """(β, forgotten-class test acc, retained-class test acc) for every candidate (test data,
     for the figure only: the choice was made on validation)."""
     z = original.encoder(task.test.X)
@@ -179,7 +186,9 @@ def _loss_hand_check() -> bool:
     z_ref = torch.tensor([[1.0, 1.0], [0.0, 0.0]])
     loss, l_r, l_f = standard_loss(ad, z_r, z_f, z_ref, 0.5)
     # L_r = ‖(2,0)-(1,0)‖² = 1; L_f = (‖(0,2)-(1,1)‖² + ‖(2,2)-(0,0)‖²)/2 = (2 + 8)/2 = 5
-    return bool(abs(float(l_r) - 1) < 1e-6 and abs(float(l_f) - 5) < 1e-6 and abs(float(loss) - 3.5) < 1e-6)
+    return bool(
+        abs(float(l_r) - 1) < 1e-6 and abs(float(l_f) - 5) < 1e-6 and abs(float(loss) - 3.5) < 1e-6
+    )
 
 
 def _aggregate(per_seed: list[dict[str, dict[str, Any]]], title: str, note: str) -> ResultTable:
@@ -226,9 +235,15 @@ def _toy_figure(out_dir: Path, cfg: Config) -> Path:
             y = task.test.y.numpy()
             for c in range(task.n_classes):
                 m = y == c
-                ax.scatter(rep[m, 0], rep[m, 1], s=6, alpha=0.6,
-                           label=f"class {c}" + (" (forgotten)" if c == 0 else ""),
-                           c="k" if c == 0 else None, marker="x" if c == 0 else "o")
+                ax.scatter(
+                    rep[m, 0],
+                    rep[m, 1],
+                    s=6,
+                    alpha=0.6,
+                    label=f"class {c}" + (" (forgotten)" if c == 0 else ""),
+                    c="k" if c == 0 else None,
+                    marker="x" if c == 0 else "o",
+                )
             ax.set_title(title)
     axes[0].legend(fontsize=7, markerscale=2)
     fig.suptitle("2-D toy representation, test points (6-class Gaussian mixture, forget class 0)")
@@ -260,7 +275,9 @@ def _beta_figure(out_dir: Path, per_seed: list[dict]) -> Path:
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     cfg = QUICK if quick else FULL
     out_dir = Path(out_dir)
-    res = ExperimentResult("rep-unlearn", "representation unlearning vs parameter-centric baselines")
+    res = ExperimentResult(
+        "rep-unlearn", "representation unlearning vs parameter-centric baselines"
+    )
     load0 = load_average()
     jobs = [(s, sc) for sc in ("class:0", "random:0.1") for s in cfg.seeds]
     if cfg.cnn:
@@ -282,13 +299,17 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     res.tables.append(_aggregate(cls, "Digits, forget class 0", note))
     res.tables.append(_aggregate(rnd, "Digits, forget a random 10%", note))
     if cfg.cnn:
-        res.tables.append(_aggregate(runs["cnn class:0"], "Digits, CNN encoder, forget class 0", note))
+        res.tables.append(
+            _aggregate(runs["cnn class:0"], "Digits, CNN encoder, forget class 0", note)
+        )
 
     m = lambda rows, name, key: _mean(rows, name, key).mean  # noqa: E731
     ours, rt, orig = "ours (standard)", "retrain", "original"
     c = res.checks
     c["1 standard: forget acc <= 5%"] = m(cls, ours, "forget_acc") <= 0.05
-    c["1 standard: retain acc >= retrain - 2 pts"] = m(cls, ours, "retain_acc") >= m(cls, rt, "retain_acc") - 0.02
+    c["1 standard: retain acc >= retrain - 2 pts"] = (
+        m(cls, ours, "retain_acc") >= m(cls, rt, "retain_acc") - 0.02
+    )
     c["1 standard: retained test acc >= retrain - 2 pts"] = (
         m(cls, ours, "test_acc_retained") >= m(cls, rt, "test_acc_retained") - 0.02
     )
@@ -311,8 +332,14 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     rivals = ["fine-tune", "NegGrad+", "SCRUB", ours]
     gaps = {k: _mean(cls, k, "gap to retrain") for k in rivals}
     best = min(gaps, key=lambda k: gaps[k].mean)
-    c["6 smallest gap to retrain (or within 1 SE)"] = gaps[ours].mean <= gaps[best].mean + gaps[best].se
-    forgets = [k for k in ["retrain", "fine-tune", "NegGrad+", "SCRUB", ours] if m(cls, k, "forget_acc") <= 0.05]
+    c["6 smallest gap to retrain (or within 1 SE)"] = (
+        gaps[ours].mean <= gaps[best].mean + gaps[best].se
+    )
+    forgets = [
+        k
+        for k in ["retrain", "fine-tune", "NegGrad+", "SCRUB", ours]
+        if m(cls, k, "forget_acc") <= 0.05
+    ]
     c["6 fastest method that forgets (one fit)"] = ours in forgets and all(
         m(cls, ours, "fit s") <= m(cls, k, "fit s") for k in forgets
     )
@@ -334,8 +361,10 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         f"(x{ratio_one:.1f}), ours incl. β grid {m(cls, ours, 'fit s incl. tuning'):.3f} s "
         f"(x{ratio_auto:.1f})",
         f"gap to retrain (class 0): {g}",
-        "chosen: " + "; ".join(
-            f"{k} {[r[k]['choice'] for r in cls]}" for k in ["fine-tune", "NegGrad+", "SCRUB", ours, zs]
+        "chosen: "
+        + "; ".join(
+            f"{k} {[r[k]['choice'] for r in cls]}"
+            for k in ["fine-tune", "NegGrad+", "SCRUB", ours, zs]
         ),
         "probe z / z′: a linear probe fitted on validation representations still recognises the "
         "forgotten class from the untouched backbone z = h(x) (the known limitation: only the "

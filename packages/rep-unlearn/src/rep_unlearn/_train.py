@@ -37,7 +37,12 @@ class Adam:
         weight_decay: float = 0.0,
     ) -> None:
         self.params = [p for p in params if p.requires_grad]
-        self.lr, self.betas, self.eps, self.weight_decay = float(lr), betas, float(eps), weight_decay
+        self.lr, self.betas, self.eps, self.weight_decay = (
+            float(lr),
+            betas,
+            float(eps),
+            weight_decay,
+        )
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
         self.t = 0
@@ -86,7 +91,7 @@ def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.T
 def train_classifier(
     model: nn.Module,
     data: TensorData,
-    recipe: TrainRecipe = TrainRecipe(),
+    recipe: TrainRecipe | None = None,
     *,
     seed: int = 0,
     progress: bool = False,
@@ -95,6 +100,7 @@ def train_classifier(
 
     Minimises the empirical cross-entropy ``(1/n) Σ_i −log softmax(model(x_i))_{y_i}`` with Adam.
     """
+    recipe = recipe or TrainRecipe()
     if len(data) == 0:
         raise ValueError("data must not be empty, got 0 samples")
     gen = torch.Generator().manual_seed(int(seed))

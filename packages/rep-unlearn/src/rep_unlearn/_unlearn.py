@@ -210,7 +210,9 @@ class Unlearner:
         self.zero_shot_mc = check_positive_int(zero_shot_mc, "zero_shot_mc")
         self.zero_shot_epochs = check_positive_int(zero_shot_epochs, "zero_shot_epochs")
         self.zero_shot_batch_size = check_positive_int(zero_shot_batch_size, "zero_shot_batch_size")
-        self.prototype_scale = check_choice(prototype_scale, "prototype_scale", ("forget_norm", "raw"))
+        self.prototype_scale = check_choice(
+            prototype_scale, "prototype_scale", ("forget_norm", "raw")
+        )
         self.seed = int(seed)
         self.progress = bool(progress)
 
@@ -222,8 +224,13 @@ class Unlearner:
         return Adapter(dim, self.adapter, self.hidden, self.residual, k, gen)
 
     def _finish(
-        self, split: SplitModel, cands: Adapter, betas: tuple[float, ...], index: int,
-        records: list[dict[str, Any]], mode: str,
+        self,
+        split: SplitModel,
+        cands: Adapter,
+        betas: tuple[float, ...],
+        index: int,
+        records: list[dict[str, Any]],
+        mode: str,
     ) -> RewiredModel:
         self.candidates_ = cands
         self.betas_ = betas
@@ -274,15 +281,23 @@ class Unlearner:
         n_steps = self.epochs * math.ceil(len(z_f) / self.batch_size)
         r_idx = _cycled(len(z_r), self.epochs * len(z_f), gen)
         used = 0
-        bar = iter(progress_bar(range(n_steps), enabled=self.progress, total=n_steps, desc="unlearn"))
+        bar = iter(
+            progress_bar(range(n_steps), enabled=self.progress, total=n_steps, desc="unlearn")
+        )
         for _ in range(self.epochs):
             for idx_f in torch.randperm(len(z_f), generator=gen).split(self.batch_size):
                 idx_r = r_idx[used : used + len(idx_f)]
                 used += len(idx_f)
                 idx_ref = torch.randint(len(pool), (len(idx_f),), generator=gen)
                 loss, _, _ = standard_loss(
-                    cands, z_r[idx_r], z_f[idx_f], pool[idx_ref], beta_t,
-                    sigma=self.sigma, n_mc=self.n_mc, generator=gen,
+                    cands,
+                    z_r[idx_r],
+                    z_f[idx_f],
+                    pool[idx_ref],
+                    beta_t,
+                    sigma=self.sigma,
+                    n_mc=self.n_mc,
+                    generator=gen,
                 )
                 opt.zero_grad(set_to_none=True)
                 loss.sum().backward()
@@ -294,8 +309,14 @@ class Unlearner:
         return self._finish(split, cands, betas, index, records, mode)
 
     def _select(
-        self, split: SplitModel, cands: Adapter, mode: str, classes: tuple[int, ...],
-        retain: TensorData, forget: TensorData, val: TensorData | None,
+        self,
+        split: SplitModel,
+        cands: Adapter,
+        mode: str,
+        classes: tuple[int, ...],
+        retain: TensorData,
+        forget: TensorData,
+        val: TensorData | None,
     ) -> tuple[int, list[dict[str, Any]]]:
         if val is None:  # class mode only: score on the training splits themselves
             X_v, y_v = torch.cat([retain.X, forget.X]), torch.cat([retain.y, forget.y])
@@ -328,7 +349,7 @@ class Unlearner:
         if not isinstance(head, nn.Linear) or head.weight is None:
             raise ValueError("zero-shot unlearning needs the head's weights (an nn.Linear head)")
         C = split.n_classes
-        mode, classes = forgetting_mode(None, forget, forget_classes, C)
+        _, classes = forgetting_mode(None, forget, forget_classes, C)
         if class_prior is None:
             pi = torch.full((C,), 1.0 / C)
         else:
@@ -341,7 +362,11 @@ class Unlearner:
             pi = pi / pi.sum()
         kept = torch.ones(C, dtype=torch.bool)
         kept[list(classes)] = False
-        p = pi[kept] / pi[kept].sum() if pi[kept].sum() > 0 else torch.full((int(kept.sum()),), 1.0 / int(kept.sum()))
+        p = (
+            pi[kept] / pi[kept].sum()
+            if pi[kept].sum() > 0
+            else torch.full((int(kept.sum()),), 1.0 / int(kept.sum()))
+        )
         z_f = encode(split, forget.X)
         protos = zero_shot_targets(head, z_f, self.prototype_scale)
         s = float(z_f.norm(dim=1).mean())
@@ -353,12 +378,22 @@ class Unlearner:
         opt = Adam(cands.parameters(), lr=self.lr)
         bs, epochs = self.zero_shot_batch_size, self.zero_shot_epochs
         n_steps = epochs * math.ceil(len(z_f) / bs)
-        bar = iter(progress_bar(range(n_steps), enabled=self.progress, total=n_steps, desc="zero-shot"))
+        bar = iter(
+            progress_bar(range(n_steps), enabled=self.progress, total=n_steps, desc="zero-shot")
+        )
         for _ in range(epochs):
             for idx_f in torch.randperm(len(z_f), generator=gen).split(bs):
                 loss, _, _ = zero_shot_loss(
-                    cands, protos, kept, p, pi, z_f[idx_f], beta_t,
-                    sigma=sigma, n_mc=self.zero_shot_mc, generator=gen,
+                    cands,
+                    protos,
+                    kept,
+                    p,
+                    pi,
+                    z_f[idx_f],
+                    beta_t,
+                    sigma=sigma,
+                    n_mc=self.zero_shot_mc,
+                    generator=gen,
                 )
                 opt.zero_grad(set_to_none=True)
                 loss.sum().backward()
@@ -377,5 +412,9 @@ class Unlearner:
                     {"forget_acc": float((lg.argmax(1) == forget.y).float().mean())} for lg in lf
                 ]
                 ok = [i for i, r in enumerate(records) if r["forget_acc"] <= 0.05]
-                index = ok[0] if ok else min(range(len(records)), key=lambda i: records[i]["forget_acc"])
+                index = (
+                    ok[0]
+                    if ok
+                    else min(range(len(records)), key=lambda i: records[i]["forget_acc"])
+                )
         return self._finish(split, cands, betas, index, records, "zero-shot")
