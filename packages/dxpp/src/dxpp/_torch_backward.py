@@ -126,7 +126,13 @@ def _factor(H: Tensor, ridge: Tensor) -> tuple[Solve, str]:
         )
         LU, piv = torch.linalg.lu_factor(H)
         return (lambda r: torch.linalg.lu_solve(LU, piv, r.unsqueeze(-1)).squeeze(-1)), "lu"
-    return (lambda r: torch.cholesky_solve(r.unsqueeze(-1), L).squeeze(-1)), kind
+    Lt = L.mT
+
+    def solve(r: Tensor) -> Tensor:  # two triangular solves (cholesky_solve copies L per call)
+        y = torch.linalg.solve_triangular(L, r.unsqueeze(-1), upper=False)
+        return torch.linalg.solve_triangular(Lt, y, upper=True).squeeze(-1)
+
+    return solve, kind
 
 
 def _refine(
@@ -235,11 +241,13 @@ def _active_rows(active: Tensor) -> tuple[Tensor, Tensor]:
     return order, valid
 
 
-def _outer_grad(u: Tensor, v: Tensor, a: Tensor, b: Tensor, shared: bool) -> Tensor:
-    """``−(u vᵀ + a bᵀ)`` per problem ``(B, r, n)``, or summed over the batch ``(r, n)``."""
-    if shared:
-        return -torch.addmm(u.mT @ v, a.mT, b)
-    return -(u.unsqueeze(-1) * v.unsqueeze(-2) + a.unsqueeze(-1) * b.unsqueeze(-2))
+def _outer_grad(
+    u: Tensor, v: Tensor, a: Tensor, b: Tensor, shared: bool, scale: float = 1.0
+) -> Tensor:
+    """``−scale·(u vᵀ + a bᵀ)`` per problem ``(B, r, n)``, or summed over the batch ``(r, n)``."""
+    if shared:  # two passes over the output: one GEMM, one fused GEMM + scale
+        return torch.addmm(u.mT @ v, a.mT, b, beta=-scale, alpha=-scale)
+    return (u.unsqueeze(-1) * v.unsqueeze(-2) + a.unsqueeze(-1) * b.unsqueeze(-2)).mul_(-scale)
 
 
 def torch_vjp(
@@ -267,7 +275,7 @@ def torch_vjp(
     are returned summed over the batch, ``(n, n)``/``(m, n)``/``(p, n)``, without forming the
     per-problem ones. Vector gradients are always per problem.
     """
-    Qs = 0.5 * (Q + Q.mT)
+    Qs = Q  # used as given: the forward checked |Q − Qᵀ| ≤ 1e-8·max|Q| (Cholesky reads one half)
     idx, valid_I = _active_rows(active)
     rows = torch.arange(g.shape[0], device=g.device).unsqueeze(-1)
     C = torch.cat([G[rows, idx], A], dim=1)  # (B, kmax + p, n): the active rows
@@ -285,7 +293,7 @@ def torch_vjp(
     t_I = torch.zeros_like(h).scatter(1, idx, torch.where(valid_I, t[:, :kmax], 0.0))
     t_E = t[:, kmax:]
     nu_I = torch.where(active, nu, 0.0)
-    gQ = 0.5 * _outer_grad(v, x, x, v, shared[0])
+    gQ = _outer_grad(v, x, x, v, shared[0], 0.5)
     gG = _outer_grad(nu_I, v, t_I, x, shared[1])
     gA = _outer_grad(mu, v, t_E, x, shared[2])
     return TorchGrads(gQ, -v, gG, t_I, gA, t_E)
