@@ -33,8 +33,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 
 import numpy as np
 
-from icml26_shared.checks import check_choice
-
 from ._api import LayerOptions, to_input_shapes
 from ._jax_backward import jax_vjp
 from ._solve import import_qpsolvers
@@ -297,7 +295,6 @@ class QPFunction:
             kwargs.setdefault("max_iter", int(maxIter))
         if verbose > 0:
             kwargs.setdefault("verbose", True)
-        check_choice(options.get("mode", "penalty"), "mode", ("penalty", "exact"))
         self.opts = LayerOptions.check(
             solver=backend,
             tol=max(float(eps), 1e-10),
