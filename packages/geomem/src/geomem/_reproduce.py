@@ -61,7 +61,7 @@ class Config:
 
 QUICK = Config(d=20, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=800, gpt_seeds=(0,))
 FULL = Config(
-    d=50, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=6000, gpt_seeds=(0,), extra_graphs=True
+    d=50, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=4000, gpt_seeds=(0,), extra_graphs=True
 )
 
 COLUMNS = [
