@@ -41,6 +41,7 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
         "SCRUB",
         "ours (standard)",
         "ours (zero-shot)",
+        "ours (zero-shot, σ = 0.2 s)",
         "ours β = 0",
     ]
     assert "ours (zero-shot)" not in res.tables[1].rows

@@ -52,7 +52,7 @@ def test_loss_matches_hand_value_on_three_points():
     # f(z) = 2z + (0.5, 0): f(z_r) = (2.5, 0) → L_r = 1.5² = 2.25
     # f(z_f1) = (0.5, 2) vs (1, 1): 0.25 + 1 = 1.25; f(z_f2) = (2.5, 2) vs (0, 0): 6.25 + 4 = 10.25
     # L_f = (1.25 + 10.25) / 2 = 5.75; L = 2.25 + 0.2 * 5.75 = 3.4
-    loss, l_r, l_f = ru.standard_loss(ad, z_r, z_f, z_ref, 0.2)
+    loss, l_r, l_f = (v.detach() for v in ru.standard_loss(ad, z_r, z_f, z_ref, 0.2))
     assert float(l_r) == pytest.approx(2.25)
     assert float(l_f) == pytest.approx(5.75)
     assert float(loss) == pytest.approx(3.4)
@@ -63,6 +63,7 @@ def test_monte_carlo_noise_averages_draws():
     z = torch.zeros(1, 3)
     gen = torch.Generator().manual_seed(0)
     _, l_r, _ = ru.standard_loss(ad, z, z, z, 1.0, sigma=0.5, n_mc=4000, generator=gen)
+    l_r = l_r.detach()
     # identity adapter: L_r = E‖σε‖² = σ² d = 0.75; ‖σε‖² = σ² χ²_3 has variance 2 d σ⁴ = 0.375,
     # so the mean of 4000 draws has sd sqrt(0.375 / 4000); allow 4 sd
     assert float(l_r) == pytest.approx(0.75, abs=4 * (0.375 / 4000) ** 0.5)
@@ -87,7 +88,7 @@ def test_zero_shot_loss_hand_value():
     p = torch.tensor([0.5, 0.5])
     pi = torch.full((3,), 1 / 3)
     z_f = torch.tensor([[1.0, 1.0]])
-    loss, l_r, l_f = ru.zero_shot_loss(ad, protos, kept, p, pi, z_f, 2.0)
+    loss, l_r, l_f = (v.detach() for v in ru.zero_shot_loss(ad, protos, kept, p, pi, z_f, 2.0))
     # identity: L_r = 0; L_f = (1 + 1 + 5) / 3
     assert float(l_r) == 0.0
     assert float(l_f) == pytest.approx(7 / 3)

@@ -82,7 +82,7 @@ def from_tensors(X: Any, y: Any, *, ids: Any = None, classes: Sequence[str] = ()
         (4, torch.float32, torch.int64)
     """
     Xa = X.detach().cpu().numpy() if isinstance(X, torch.Tensor) else X
-    Xa = check_finite_array(Xa, "X", dtype=None)
+    Xa = check_finite_array(Xa, "X", dtype=None, allow_empty=True)
     if Xa.dtype.kind not in "fiub":
         raise TypeError(f"X must be a real numeric array, got dtype {Xa.dtype}")
     if Xa.ndim < 2:

@@ -166,7 +166,7 @@ class Unlearner:
         >>> split = task.fit_original(seed=0)
         >>> model = ru.Unlearner(beta=1.0, epochs=2).fit(split, task.retain, task.forget)
         >>> model(task.forget.X).shape
-        torch.Size([96, 6])
+        torch.Size([24, 6])
     """
 
     def __init__(
