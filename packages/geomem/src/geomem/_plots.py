@@ -26,18 +26,21 @@ def plot_history(
 ) -> Path:
     """One panel per probe in ``keys``; one line per model."""
     plt = _plt()
-    fig, axes = plt.subplots(1, len(keys), figsize=(3.4 * len(keys), 3), squeeze=False)
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.4 * len(keys), 3.4), squeeze=False)
+    colours = {name: f"C{i}" for i, name in enumerate(histories)}
     for ax, key in zip(axes[0], keys):
         for name, hist in histories.items():
             pts = [(h["step"], h[key]) for h in hist if key in h]
             if pts:
                 xs, ys = zip(*pts)
-                ax.plot(xs, ys, marker=".", label=name)
+                ax.plot(xs, ys, marker=".", label=name, color=colours[name])
+        ax.set_xscale("symlog", linthresh=100)
         ax.set_title(key.replace("_", " "))
         ax.set_xlabel("step")
         ax.set_ylim(-0.05, 1.05)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], color=c, marker=".", label=n) for n, c in colours.items()]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save_figure(fig, path)
 
 
@@ -85,8 +88,9 @@ def plot_heatmap(
     geometric memory shows a bright diagonal."""
     plt = _plt()
     fig, axes = plt.subplots(
-        1, len(embeddings), figsize=(3.4 * len(embeddings), 3.2), squeeze=False
-    )
+        1, len(embeddings), figsize=(3.6 * len(embeddings) + 1, 3.4), squeeze=False,
+        layout="constrained",
+    )  # fmt: skip
     leaves = np.array([a[-1] for a in graph.arms])
     hops = np.array([a[0] for a in graph.arms])
     for ax, (name, e) in zip(axes[0], embeddings.items()):
