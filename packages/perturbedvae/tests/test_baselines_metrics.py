@@ -35,7 +35,9 @@ def test_ridge_matches_closed_form_and_cv_picks_a_grid_value(split):
     pen = np.diag([0.5] * U.shape[1] + [0.0])
     coef = np.linalg.solve(Ua.T @ Ua + pen, Ua.T @ Y)  # unpenalised intercept
     u = encode_conditions([split.doubles[0]], tr.perturbations)[0]
-    np.testing.assert_allclose(r.predict(split.doubles[0]).mean[0], np.append(u, 1) @ coef, atol=1e-8)
+    np.testing.assert_allclose(
+        r.predict(split.doubles[0]).mean[0], np.append(u, 1) @ coef, atol=1e-8
+    )
     assert Ridge().fit(tr).lambda_ in Ridge().lambdas
     with pytest.raises(ValueError, match="lambdas"):
         Ridge(lambdas=(-1.0,))
@@ -58,7 +60,10 @@ def test_energy_distance_brute_force_and_zero_in_expectation():
     xx = np.mean([d(x[i], x[j]) for i in range(15) for j in range(15) if i != j])
     yy = np.mean([d(y[i], y[j]) for i in range(12) for j in range(12) if i != j])
     assert energy_distance(x, y) == pytest.approx(2 * xy - xx - yy)
-    same = [energy_distance(rng.normal(size=(200, 2)), rng.normal(size=(200, 2)), seed=s) for s in range(20)]
+    same = [
+        energy_distance(rng.normal(size=(200, 2)), rng.normal(size=(200, 2)), seed=s)
+        for s in range(20)
+    ]
     assert abs(np.mean(same)) < 3 * np.std(same) / np.sqrt(20) + 1e-3
     with pytest.raises(ValueError, match="same columns"):
         energy_distance(x, y[:, :2])

@@ -18,9 +18,7 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     )  # fmt: skip
     monkeypatch.setattr(_reproduce, "QUICK", tiny)
     real_sim = _reproduce.simulate_screen
-    monkeypatch.setattr(
-        _reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k)
-    )
+    monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
     res = _reproduce.reproduce(True, tmp_path, False)
     titles = [t.title for t in res.tables]
     assert titles[0] == "Synthetic screen: held-out doubles" and len(titles) == 4

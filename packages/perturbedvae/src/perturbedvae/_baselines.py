@@ -26,7 +26,7 @@ from icml26_shared.experiment import progress as progress_bar
 from ._data import CONTROL, Screen, _parse_label, encode_conditions
 from ._perturbedvae import Prediction, mlp
 
-__all__ = ["CPALike", "Additive", "ControlMean", "Ridge"]
+__all__ = ["Additive", "CPALike", "ControlMean", "Ridge"]
 
 
 class _MeanPeer:
@@ -34,7 +34,9 @@ class _MeanPeer:
 
     def fit(self, screen: Screen) -> _MeanPeer:
         if not isinstance(screen, Screen):
-            raise TypeError(f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}")
+            raise TypeError(
+                f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}"
+            )
         ctrl = screen.is_control
         if not ctrl.any():
             raise ValueError("screen has no control cells (condition 'ctrl')")
@@ -179,7 +181,9 @@ class CPALike:
     ) -> CPALike:  # fmt: skip
         """Adam on the Gaussian NLL + adversarial BCE (gradient reversal); returns ``self``."""
         if not isinstance(screen, Screen):
-            raise TypeError(f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}")
+            raise TypeError(
+                f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}"
+            )
         if screen.n_genes != self.n_genes or len(screen.perturbations) != self.n_perts:
             raise ValueError(
                 f"screen has {screen.n_genes} genes / {len(screen.perturbations)} perturbations, "
@@ -246,4 +250,6 @@ class CPALike:
                 m = self.dec(zb + U[k] @ self.emb) * self.x_std + self.x_mean
                 cells.append((m + sd * torch.randn(m.shape, generator=gen)).numpy())
                 means.append(m.mean(0).numpy())
-        return Prediction(conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64))
+        return Prediction(
+            conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64)
+        )

@@ -123,7 +123,13 @@ class Screen:
         }
         batch = None if self.batch is None else self.batch[idx]
         return Screen(
-            self.X[idx], self.conditions[idx], self.perturbations, self.genes, batch, self.counts, truth
+            self.X[idx],
+            self.conditions[idx],
+            self.perturbations,
+            self.genes,
+            batch,
+            self.counts,
+            truth,
         )
 
     def pseudobulk(self, condition: str) -> NDArray[np.float64]:
@@ -345,7 +351,9 @@ def simulate_screen(
     for p in range(n_singles):
         conds.append((names[p], np.eye(n_singles)[p], n_cells))
     for a, b in pairs:
-        conds.append((f"{names[a]}+{names[b]}", np.eye(n_singles)[a] + np.eye(n_singles)[b], n_cells))
+        conds.append(
+            (f"{names[a]}+{names[b]}", np.eye(n_singles)[a] + np.eye(n_singles)[b], n_cells)
+        )
 
     # scale of the z_nu part: 8% of the expression variance over controls + singles
     u_mc = np.repeat(np.eye(n_singles + 1)[:, 1:], 4000 // (n_singles + 1) + 1, axis=0)
@@ -490,7 +498,9 @@ def semisynthetic_pbmc(
         out = sum((effects[p][cell_types] for p in members), np.zeros((cell_types.size, G)))
         return out + interaction.get(members, np.zeros(G))  # type: ignore[arg-type]
 
-    conds: list[tuple[str, tuple[int, ...], int, list[int]]] = [(CONTROL, (), n_controls, pool_train)]
+    conds: list[tuple[str, tuple[int, ...], int, list[int]]] = [
+        (CONTROL, (), n_controls, pool_train)
+    ]
     conds += [(names[p], (p,), n_cells, pool_train) for p in range(n_singles)]
     # held-out cells of controls / singles come from the test pool
     n_ho = max(1, round(heldout * n_cells))

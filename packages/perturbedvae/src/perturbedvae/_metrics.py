@@ -50,9 +50,7 @@ def pearson_delta(pred_delta: ArrayLike, true_delta: ArrayLike, top: int | None 
     return float(np.corrcoef(p, t)[0, 1])
 
 
-def energy_distance(
-    X: ArrayLike, Y: ArrayLike, *, max_cells: int = 500, seed: int = 0
-) -> float:
+def energy_distance(X: ArrayLike, Y: ArrayLike, *, max_cells: int = 500, seed: int = 0) -> float:
     """Energy distance between two samples of points (rows).
 
     >>> rng = np.random.default_rng(0)
@@ -102,9 +100,7 @@ def background_r2(z_hat: ArrayLike, z_true: ArrayLike, *, seed: int = 0) -> floa
     return float(1 - (resid**2).sum() / sst)
 
 
-def probe_accuracy(
-    features: ArrayLike, labels: ArrayLike, *, seed: int = 0
-) -> tuple[float, float]:
+def probe_accuracy(features: ArrayLike, labels: ArrayLike, *, seed: int = 0) -> tuple[float, float]:
     """(accuracy, chance) of a logistic-regression probe, stratified half / half split.
 
     Classes with a single cell are left out (they cannot be split).

@@ -152,7 +152,9 @@ class _Net(nn.Module):
             return self.log_omega2.expand(u.shape[0], -1)
         return self.log_omega2 + u @ self.gamma
 
-    def prior_sample(self, z_bg: torch.Tensor, u: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    def prior_sample(
+        self, z_bg: torch.Tensor, u: torch.Tensor, gen: torch.Generator
+    ) -> torch.Tensor:
         """z_ν = (I − A)⁻¹(C z_ι + Δu + ε), ε ~ N(0, diag ω²(u))."""
         d = self.A.shape[0]
         eps = torch.randn(z_bg.shape[0], d, generator=gen) * torch.exp(0.5 * self.log_omega2_of(u))
@@ -301,7 +303,9 @@ class PerturbedVAE:
     # ------------------------------------------------------------------ checks
     def _check_screen(self, screen: Any, name: str = "screen") -> Screen:
         if not isinstance(screen, Screen):
-            raise TypeError(f"{name} must be a perturbedvae.data.Screen, got {type(screen).__name__}")
+            raise TypeError(
+                f"{name} must be a perturbedvae.data.Screen, got {type(screen).__name__}"
+            )
         if screen.n_genes != self.n_genes:
             raise ValueError(f"{name} has {screen.n_genes} genes, the model expects {self.n_genes}")
         if len(screen.perturbations) != self.n_perts:
@@ -468,9 +472,7 @@ class PerturbedVAE:
             raise ValueError(f"perturbations not seen in training: {unseen}")
         return parsed
 
-    def predict(
-        self, conditions: str | list[str], n_cells: int = 500, seed: int = 0
-    ) -> Prediction:
+    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
         """Predict cells of any combination of seen perturbations (no retraining).
 
         Control cells from training are encoded to μ_ι; z_ν ~ p(z_ν | μ_ι, u′) from the SCM prior;
@@ -502,7 +504,9 @@ class PerturbedVAE:
                     c = m + sd * torch.randn(m.shape, generator=gen, dtype=m.dtype)
                 cells.append(c.numpy())
                 means.append(m.mean(0).numpy())
-        return Prediction(conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64))
+        return Prediction(
+            conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64)
+        )
 
     def programs(self) -> Programs:
         """Perturbation → node (Δ, (I − A)⁻¹Δ) and node → gene (mean decoder Jacobian) tables."""

@@ -206,20 +206,20 @@ def _semi_seed(cfg: Config, seed: int, show: bool) -> dict[str, Any]:
         rep[CPA] = {"cell-type probe from ẑ_ι": probe_accuracy(cpa, ct, seed=seed)[0]}
     rep["PCA(50) on expression"] = {
         "cell-type probe from ẑ_ι": probe_accuracy(pca_held, ct, seed=seed)[0],
-        "perturbation probe from ẑ_ν": probe_accuracy(pca_singles, singles.conditions, seed=seed)[0],
+        "perturbation probe from ẑ_ν": probe_accuracy(pca_singles, singles.conditions, seed=seed)[
+            0
+        ],
     }
     res.update(rep=rep, split=split, models=models)
     return res
 
 
-def _table(title: str, runs: list[dict], key: str, columns: list[str], note: str = "") -> ResultTable:
+def _table(
+    title: str, runs: list[dict], key: str, columns: list[str], note: str = ""
+) -> ResultTable:
     table = ResultTable(title, columns, note=note)
     for method in runs[0][key]:
-        cells = {
-            c: [r[key][method][c] for r in runs]
-            for c in columns
-            if c in runs[0][key][method]
-        }
+        cells = {c: [r[key][method][c] for r in runs] for c in columns if c in runs[0][key][method]}
         table.add_row(method, **cells)
     return table
 
@@ -246,8 +246,12 @@ def _unit_checks(model: PerturbedVAE, split: Split, tmp: Path) -> dict[str, bool
         A_t, C_t = net.A.double(), net.C.double()
         shift = torch.randn(1, d, generator=g, dtype=torch.float64)
         lo = net.log_omega2.double()[None]
-        kl = float(scm_kl(mu_n.double(), lv_n.double(), mu_b.double(), lv_b.double(), A_t, C_t, shift, lo))
-        mc = _kl_monte_carlo(mu_n.double(), lv_n.double(), mu_b.double(), lv_b.double(), A_t, C_t, shift, lo)
+        kl = float(
+            scm_kl(mu_n.double(), lv_n.double(), mu_b.double(), lv_b.double(), A_t, C_t, shift, lo)
+        )
+        mc = _kl_monte_carlo(
+            mu_n.double(), lv_n.double(), mu_b.double(), lv_b.double(), A_t, C_t, shift, lo
+        )
     import anndata
 
     adata = anndata.AnnData(
@@ -271,7 +275,9 @@ def _kl_monte_carlo(mu_n, lv_n, mu_b, lv_b, A, C, shift, log_omega2, n: int = 10
     """E_{z_ι} KL(q(z_ν) ‖ p(z_ν | z_ι, u)) by sampling z_ι and z_ν (full covariance prior)."""
     g = torch.Generator().manual_seed(1)
     d = mu_n.shape[-1]
-    z_b = mu_b + torch.exp(0.5 * lv_b) * torch.randn(n, mu_b.shape[-1], generator=g, dtype=torch.float64)
+    z_b = mu_b + torch.exp(0.5 * lv_b) * torch.randn(
+        n, mu_b.shape[-1], generator=g, dtype=torch.float64
+    )
     z_n = mu_n + torch.exp(0.5 * lv_n) * torch.randn(n, d, generator=g, dtype=torch.float64)
     Minv = torch.linalg.inv(torch.eye(d, dtype=torch.float64) - A)
     cov = Minv @ torch.diag(torch.exp(log_omega2[0])) @ Minv.T
@@ -307,7 +313,11 @@ def _figures(syn: list[dict], out_dir: Path, cfg: Config) -> list[Path]:
     fig.tight_layout()
     figs.append(save_figure(fig, out_dir / "background_r2.png"))
     test = run["split"].test
-    kinds = np.where(test.is_control, "control", np.where(np.isin(test.conditions, run["split"].doubles), "double", "single"))
+    kinds = np.where(
+        test.is_control,
+        "control",
+        np.where(np.isin(test.conditions, run["split"].doubles), "double", "single"),
+    )
     embeds = {name: run["models"][name].background(test) for name in (OURS, NO_ALIGN)}
     methods = [("PCA", _pca2)]
     if cfg.umap and importlib.util.find_spec("umap") is not None:
@@ -340,14 +350,26 @@ def _umap2(z: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def reproduce(quick: bool, out_dir: Path, progress_on: bool) -> ExperimentResult:
     """Synthetic and semi-synthetic runs over the seeds; tables, figures and checks."""
-    cfg = QUICK if quick else FULL
-    result = ExperimentResult("perturbedvae", "held-out doubles and disentanglement, PerturbedVAE vs peers")
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small models: one thread is fastest on a shared 2-core machine
+    try:
+        return _run(QUICK if quick else FULL, out_dir, progress_on)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _run(cfg: Config, out_dir: Path, progress_on: bool) -> ExperimentResult:
+    result = ExperimentResult(
+        "perturbedvae", "held-out doubles and disentanglement, PerturbedVAE vs peers"
+    )
     syn, semi = [], []
     for seed in progress(cfg.seeds, enabled=progress_on, total=len(cfg.seeds), desc="seeds"):
         syn.append(_synthetic_seed(cfg, seed, progress_on))
         semi.append(_semi_seed(cfg, seed, progress_on))
     n = len(cfg.seeds)
-    note = f"mean ± s.e. over {n} seeds; 20 held-out doubles per seed; lower is better except Pearson"
+    note = (
+        f"mean ± s.e. over {n} seeds; 20 held-out doubles per seed; lower is better except Pearson"
+    )
     t_syn = _table("Synthetic screen: held-out doubles", syn, "metrics", DOUBLE_COLS, note)
     rep_cols = ["background R²", "probe from ẑ_ι", "probe from ẑ_ν", "probe from ẑ_ν(x, u=0)"]
     t_rep = _table(
@@ -356,7 +378,11 @@ def reproduce(quick: bool, out_dir: Path, progress_on: bool) -> ExperimentResult
         "ẑ_ν = μ_ν(x, u) sees u by design; the u=0 column asks the encoder from x alone",
     )  # fmt: skip
     t_semi = _table("Semi-synthetic PBMC: held-out doubles", semi, "metrics", DOUBLE_COLS, note)
-    semi_cols = ["cell-type probe from ẑ_ι", "perturbation probe from ẑ_ν", "perturbation probe from ẑ_ι"]
+    semi_cols = [
+        "cell-type probe from ẑ_ι",
+        "perturbation probe from ẑ_ν",
+        "perturbation probe from ẑ_ι",
+    ]
     t_semi_rep = _table("Semi-synthetic PBMC: probes (held-out pool cells)", semi, "rep", semi_cols)
     result.tables += [t_syn, t_rep, t_semi, t_semi_rep]
 
