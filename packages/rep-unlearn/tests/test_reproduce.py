@@ -58,3 +58,12 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     assert res.headline.startswith("forget class 0 on digits")
     md = res.to_markdown()
     assert "gap to retrain" in md
+
+
+def test_readme_example_runs():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
