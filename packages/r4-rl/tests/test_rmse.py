@@ -84,4 +84,4 @@ def test_inversion_by_more_than_the_margin_has_zero_gradient():
     pred = torch.tensor([2.0, 0.0, 5.0], requires_grad=True)
     loss = rmse_loss(pred, torch.tensor([0, 1, 2]))
     loss.backward()
-    assert float(loss) > 0 and float(pred.grad.abs().sum()) == 0.0
+    assert float(loss.detach()) > 0 and float(pred.grad.abs().sum()) == 0.0
