@@ -201,6 +201,16 @@ def test_zero_shot_prior_checks():
         ru.Unlearner().fit_zero_shot(split, forget, [0], class_prior=[0.5, -0.5, 1.0])
 
 
+def test_zero_shot_needs_head_weights():
+    split = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    )
+    split.head.weight = None
+    forget = from_tensors(torch.randn(5, 4), torch.zeros(5, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"needs the head's weights"):
+        ru.Unlearner().fit_zero_shot(split, forget, [0])
+
+
 def test_random_auto_needs_val(toy_random_task, toy_random_original):
     t = toy_random_task
     with pytest.raises(ValueError, match=r"val must be given for beta='auto'"):

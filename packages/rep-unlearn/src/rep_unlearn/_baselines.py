@@ -60,7 +60,6 @@ def _prepare(model: nn.Module, retain: Any, forget: Any, forget_classes: Any) ->
 
 def _tune(
     name: str,
-    model: nn.Module,
     run: Callable[[float], nn.Module],
     value: float | str,
     retain: TensorData,
@@ -163,7 +162,7 @@ def finetune(
         recipe = TrainRecipe(epochs=epochs, lr=check_positive(rate, "lr"), batch_size=batch_size)
         return train_classifier(_copy(model), retain, recipe, seed=seed)
 
-    return _tune("finetune", model, run, lr, retain, forget, val, mode, classes, progress)
+    return _tune("finetune", run, lr, retain, forget, val, mode, classes, progress)
 
 
 def neggrad(
@@ -204,7 +203,7 @@ def neggrad(
                 opt.step()
         return m.eval()
 
-    return _tune("neggrad", model, run, alpha, retain, forget, val, mode, classes, progress)
+    return _tune("neggrad", run, alpha, retain, forget, val, mode, classes, progress)
 
 
 def _kl_teacher_student(teacher_logits: torch.Tensor, student_logits: torch.Tensor) -> torch.Tensor:
@@ -262,4 +261,4 @@ def scrub(
                 opt.step()
         return student.eval()
 
-    return _tune("scrub", model, run, lr, retain, forget, val, mode, classes, progress)
+    return _tune("scrub", run, lr, retain, forget, val, mode, classes, progress)
