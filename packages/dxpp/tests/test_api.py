@@ -112,3 +112,16 @@ def test_docstring_examples_run(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_torch_adapter_does_not_import_jax_through_qpsolvers():
+    """The 2.8-3.0 s first call of 0.1 was qpsolvers importing JAX for a backend (jaxopt)
+    that is not installed; dxpp.torch (which imports qpsolvers) must not pull JAX in."""
+    import importlib.util
+
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("jaxopt") is not None:
+        pytest.skip("jaxopt is installed: qpsolvers then imports JAX legitimately")
+    out = _run("import sys, dxpp.torch\nprint('qpsolvers' in sys.modules, 'jax' in sys.modules)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True False"
