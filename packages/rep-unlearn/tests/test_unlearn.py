@@ -177,3 +177,20 @@ def test_random_rule_picks_candidate_closest_to_unseen_data():
     best, rec = select_candidate("random", cands_v, y_v, cands_f, y_f)
     assert best == 1
     assert rec[1]["score"] < rec[0]["score"] and rec[1]["score"] < rec[2]["score"]
+
+
+def test_features_are_cached_not_recomputed_per_epoch(toy_task, toy_original):
+    """The encoder runs once per split (retain, forget, then val/forget for the β rule)."""
+    t = toy_task
+    calls = []
+    handle = toy_original.encoder.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        ru.Unlearner(seed=0, epochs=7, **TOY).fit(toy_original, t.retain, t.forget, val=t.val)
+        n_auto = len(calls)
+        calls.clear()
+        ru.Unlearner(seed=0, epochs=7, beta=0.1, **TOY).fit(toy_original, t.retain, t.forget)
+        n_fixed = len(calls)
+    finally:
+        handle.remove()
+    assert n_fixed == 2  # retain and forget, once each, whatever the number of epochs
+    assert n_auto == 4  # + validation and forget features for the selection rule

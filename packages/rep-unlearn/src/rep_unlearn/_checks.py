@@ -91,7 +91,7 @@ def forgetting_mode(
         raise ValueError(f"forget labels must be head classes < {n_classes}, got {max(f_labels)}")
     r_labels = set(retain.y.unique().tolist()) if retain is not None else set()
     if retain is not None and not (f_labels & r_labels):
-        if len(f_labels | r_labels) > 0 and len(f_labels) >= n_classes:
+        if len(f_labels) >= n_classes:
             raise ValueError(f"cannot forget every class: the forget data cover all {n_classes}")
         return "class", tuple(sorted(f_labels))
     return "random", ()
