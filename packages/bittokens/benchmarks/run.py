@@ -2,39 +2,42 @@
 
 Run: ``.venv/bin/python packages/bittokens/benchmarks/run.py [--quick] [--out reports/bench/bittokens.json]``
 
-Everything is measured side by side in one run (best of ``repeats`` timings):
+Everything is measured side by side in one run with :mod:`icml26_shared.bench` (median of the
+repeats; the report records the load average at the start and the end):
 
 * codec throughput (numbers/s, one process) of the vectorised numpy and torch codecs vs a
-  per-number Python loop (``struct`` + bit formatting) and vs per-bit int64 shifts in numpy;
+  per-number Python loop (``struct`` + bit formatting) and vs per-bit int64 shifts in numpy, on
+  the same inputs, with the speed ratios;
 * tokens per number of each scheme, plus a byte-level BPE trained here with ``tokenizers``;
-* train-step time (forward + backward + AdamW) of a TinyGPT per scheme on MinMax.
+* train-step time (forward + backward + AdamW, via :func:`bittokens.fit`) of a TinyGPT per
+  scheme on MinMax, with the ratio to BitTokens.
+
+Only public names of :mod:`bittokens` are imported.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import struct
-import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from bittokens import TinyGPT, decode, encode, format_number
-from bittokens._reproduce import SCHEME_NAMES, make_scheme
-from bittokens._train import AdamW
+from bittokens import BitTokens, TinyGPT, decode, encode, fit, format_number
+from bittokens.baselines import DigitTokens, FoNE, SubwordTokens, XVal
 from bittokens.data import make_task, sample_numbers
+from icml26_shared.bench import BenchReport, time_call
 
 
-def best_time(fn, repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+def schemes(d: int = 128) -> dict:
+    """The five schemes with the head sizes ``reproduce`` uses (parameter totals within 10%)."""
+    return {
+        "bittokens": BitTokens(d),
+        "single-digit": DigitTokens(d),
+        "subword": SubwordTokens(d),
+        "xval": XVal(d, head_hidden=2 * d),
+        "fone": FoNE(d),
+    }
 
 
 def loop_encode(xs: list[float]) -> list[list[int]]:
@@ -49,7 +52,7 @@ def loop_decode(rows: list[list[int]]) -> list[float]:
     return [struct.unpack(">d", struct.pack(">Q", int("".join(map(str, r)), 2)))[0] for r in rows]
 
 
-def codec(n: int, n_loop: int, repeats: int) -> dict[str, float]:
+def codec(report: BenchReport, n: int, n_loop: int, repeats: int) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(n) * 10.0 ** rng.integers(-14, 15, n)
     bits = encode(x, reciprocal=False)
@@ -58,40 +61,74 @@ def codec(n: int, n_loop: int, repeats: int) -> dict[str, float]:
     )
     shifts = np.arange(63, -1, -1, dtype=np.uint64)
     weights = np.uint64(1) << shifts
-    xt = torch.from_numpy(x)
-    bt = torch.from_numpy(bits)
+    xt, bt = torch.from_numpy(x), torch.from_numpy(bits)
     xs = x[:n_loop].tolist()
     rows = loop_encode(xs)
-    res = {
-        "numpy encode (64 bits)": n / best_time(lambda: encode(x, reciprocal=False), repeats),
-        "numpy encode (128 bits, reciprocal)": n / best_time(lambda: encode(x), repeats),
-        "numpy decode from bits": n / best_time(lambda: decode(bits), repeats),
-        "numpy decode from float32 logits": n / best_time(lambda: decode(logits), repeats),
-        "torch encode (64 bits)": n / best_time(lambda: encode(xt, reciprocal=False), repeats),
-        "torch decode from bits": n / best_time(lambda: decode(bt), repeats),
-        "numpy per-bit int64 shifts encode": n
-        / best_time(
-            lambda: ((x.view(np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(np.uint8),
-            repeats,
-        ),
-        "numpy per-bit int64 shifts decode": n
-        / best_time(lambda: (bits.astype(np.uint64) * weights).sum(-1).view(np.float64), repeats),
-        "python loop encode": n_loop / best_time(lambda: loop_encode(xs), max(1, repeats // 2)),
-        "python loop decode": n_loop / best_time(lambda: loop_decode(rows), max(1, repeats // 2)),
-    }
     assert np.array_equal(np.array(loop_decode(rows)).view(np.uint64), x[:n_loop].view(np.uint64))
     assert np.array_equal(np.array(rows, dtype=np.uint8), bits[:n_loop])
-    return res
+    cases = {
+        "encode 64 bits": {
+            "numpy": lambda: encode(x, reciprocal=False),
+            "torch": lambda: encode(xt, reciprocal=False),
+            "numpy per-bit int64 shifts": lambda: (
+                (x.view(np.uint64)[:, None] >> shifts) & np.uint64(1)
+            ).astype(np.uint8),
+            "python loop": lambda: loop_encode(xs),
+        },
+        "encode 128 bits (reciprocal)": {"numpy": lambda: encode(x)},
+        "decode from bits": {
+            "numpy": lambda: decode(bits),
+            "torch": lambda: decode(bt),
+            "numpy per-bit int64 shifts": lambda: (
+                (bits.astype(np.uint64) * weights).sum(-1).view(np.float64)
+            ),
+            "python loop": lambda: loop_decode(rows),
+        },
+        "decode from float32 logits": {"numpy": lambda: decode(logits)},
+    }
+    for case, methods in cases.items():
+        for method, fn in methods.items():
+            count = n_loop if method == "python loop" else n
+            reps = max(1, repeats // 2) if method == "python loop" else repeats
+            t = time_call(fn, repeats=reps)
+            report.add(case, method, t, numbers_per_s=count / t.median, n=count)
+    # the loop runs on fewer numbers, so the ratios compare numbers per second
+    for case in ("encode 64 bits", "decode from bits"):
+        for method in ("numpy", "torch", "numpy per-bit int64 shifts"):
+            _per_number_ratio(report, case, method, "python loop")
+    _per_number_ratio(
+        report, "encode 128 bits (reciprocal)", "numpy", "python loop", "encode 64 bits"
+    )
+    _per_number_ratio(
+        report, "decode from float32 logits", "numpy", "python loop", "decode from bits"
+    )
 
 
-def tokens_per_number(n: int) -> dict[str, float]:
+def _rate(report: BenchReport, case: str, method: str) -> float:
+    return next(
+        r["numbers_per_s"] for r in report.rows if r["case"] == case and r["method"] == method
+    )
+
+
+def _per_number_ratio(
+    report: BenchReport, case: str, ours: str, peer: str, peer_case: str | None = None
+) -> float:
+    value = _rate(report, case, ours) / _rate(report, peer_case or case, peer)
+    report.ratios.append(
+        {"case": case, "ours": ours, "peer": f"{peer} ({peer_case or case})", "speedup": value}
+    )
+    return value
+
+
+def tokens_per_number(report: BenchReport, n: int) -> None:
     rng = np.random.default_rng(1)
     nums = sample_numbers(rng, n, max_digits=4, exp_range=(-3, 3)).tolist()
-    out = {s: TinyGPT(make_scheme(s)).tokens_per_number(nums) for s in SCHEME_NAMES}
+    for name, scheme in schemes().items():
+        report.add("tokens per number", name, None, tokens=TinyGPT(scheme).tokens_per_number(nums))
     try:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     except ImportError:  # pragma: no cover
-        return out
+        return
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -100,36 +137,33 @@ def tokens_per_number(n: int) -> dict[str, float]:
     ]
     tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=2000, show_progress=False))
     text = [format_number(v) for v in nums]
-    out["BPE (2000 merges, trained here)"] = float(
-        np.mean([len(e.ids) for e in tok.encode_batch(text)])
+    report.add(
+        "tokens per number",
+        "BPE (2000 merges, trained here)",
+        None,
+        tokens=float(np.mean([len(e.ids) for e in tok.encode_batch(text)])),
     )
-    return out
 
 
-def step_time(steps: int, batch: int) -> dict[str, float]:
+def step_time(report: BenchReport, steps: int, batch: int, repeats: int) -> None:
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    task = make_task("minmax", 512, seed=0)
-    out = {}
-    for s in SCHEME_NAMES:
-        torch.manual_seed(0)
-        model = TinyGPT(make_scheme(s))
-        data = model.tokenize(task)
-        opt = AdamW(model.parameters(), lr=1e-3)
-
-        def one(model: TinyGPT = model, data=data, opt: AdamW = opt) -> None:
-            b = data[torch.randint(0, len(data), (batch,))]
-            t = model.loss_terms(b)
-            loss = t["ce_sum"] / t["ce_count"] + t["num_sum"] / t["num_count"].clamp(min=1)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-
-        one()
-        start = time.perf_counter()
-        for _ in range(steps):
-            one()
-        out[s] = (time.perf_counter() - start) / steps * 1000
-    return out
+    try:
+        task = make_task("minmax", 512, seed=0)
+        case = f"train {steps} steps (MinMax, batch {batch}, 1 thread)"
+        for name, scheme in schemes().items():
+            torch.manual_seed(0)
+            model = TinyGPT(scheme)
+            data = model.tokenize(task)
+            t = time_call(
+                lambda m=model, d=data: fit(m, d, steps=steps, batch_size=batch, lr=1e-3),
+                repeats=repeats,
+            )
+            report.add(case, name, t, ms_per_step=t.median / steps * 1e3)
+        for name in ("single-digit", "subword", "xval", "fone"):
+            report.ratio(case, "bittokens", name)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def main() -> None:
@@ -138,46 +172,30 @@ def main() -> None:
     parser.add_argument("--out", default="reports/bench/bittokens.json")
     args = parser.parse_args()
     n, n_loop, repeats = (10**6, 2 * 10**4, 3) if args.quick else (4 * 10**6, 10**5, 5)
-    rates = codec(n, n_loop, repeats)
-    tokens = tokens_per_number(2000)
-    steps = step_time(5 if args.quick else 20, 32)
-
-    print(f"Codec throughput, float64, one process (n = {n:,}, loop n = {n_loop:,}), M numbers/s")
-    loop_enc, loop_dec = rates["python loop encode"], rates["python loop decode"]
-    for k, v in rates.items():
-        base = loop_dec if "decode" in k else loop_enc
-        print(f"  {k:40s} {v / 1e6:9.2f}   x{v / base:8.1f} vs python loop")
-    print("\nTokens per number (<= 4 significant digits, exponents -3..3)")
-    for k, v in tokens.items():
-        print(f"  {k:40s} {v:6.2f}")
-    print("\nTrain step (MinMax, batch 32, 1 thread), ms")
-    ref = steps["bittokens"]
-    for k, v in steps.items():
-        print(f"  {k:40s} {v:8.1f}   x{v / ref:5.2f} vs bittokens")
+    report = BenchReport("bittokens", quick=args.quick)
+    codec(report, n, n_loop, repeats)
+    tokens_per_number(report, 2000)
+    step_time(report, 5 if args.quick else 20, 32, 3)
+    enc = _rate(report, "encode 64 bits", "numpy")
+    dec = _rate(report, "decode from bits", "numpy")
+    dec_l = _rate(report, "decode from float32 logits", "numpy")
+    loop_e = _rate(report, "encode 64 bits", "python loop")
+    loop_d = _rate(report, "decode from bits", "python loop")
     checks = {
-        "encode >= 10M/s": rates["numpy encode (64 bits)"] >= 1e7,
-        "decode bits >= 50M/s": rates["numpy decode from bits"] >= 5e7,
-        "decode logits >= 10M/s": rates["numpy decode from float32 logits"] >= 1e7,
-        "encode >= 50x loop": rates["numpy encode (64 bits)"] >= 50 * loop_enc,
-        "decode bits >= 50x loop": rates["numpy decode from bits"] >= 50 * loop_dec,
-        "decode logits >= 50x loop": rates["numpy decode from float32 logits"] >= 50 * loop_dec,
+        "encode >= 10M/s": enc >= 1e7,
+        "decode bits >= 50M/s": dec >= 5e7,
+        "decode logits >= 10M/s": dec_l >= 1e7,
+        "encode >= 50x loop": enc >= 50 * loop_e,
+        "decode bits >= 50x loop": dec >= 50 * loop_d,
+        "decode logits >= 50x loop": dec_l >= 50 * loop_d,
     }
+    report.machine["acceptance_item_2"] = checks
+    print(report.to_text())
     print(
         "\nAcceptance item 2:",
         ", ".join(f"{k}: {'pass' if v else 'FAIL'}" for k, v in checks.items()),
     )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "package": "bittokens",
-        "quick": args.quick,
-        "codec_numbers_per_s": rates,
-        "tokens_per_number": tokens,
-        "train_step_ms": steps,
-        "checks": checks,
-    }
-    out.write_text(json.dumps(payload, indent=2))
-    print(f"\nwritten {out}")
+    print(f"written {report.write(args.out)}")
 
 
 if __name__ == "__main__":

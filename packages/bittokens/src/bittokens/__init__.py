@@ -10,6 +10,8 @@ trunk, :func:`fit` (one process or DDP), :func:`log_smape`. Submodules: :mod:`bi
 (``transformers`` integration, ``pip install bittokens[hf]``).
 """
 
+import importlib.metadata
+
 from ._codec import PRECISIONS as PRECISIONS
 from ._codec import bit_flip_errors as bit_flip_errors
 from ._codec import decode as decode
@@ -34,7 +36,7 @@ from ._schemes import parse_number as parse_number
 from ._train import FitResult as FitResult
 from ._train import fit as fit
 
-__version__ = "0.1.0"
+__version__ = importlib.metadata.version("bittokens")
 
 __all__ = [
     "NUM_TOKEN",
