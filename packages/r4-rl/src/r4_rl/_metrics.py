@@ -25,7 +25,7 @@ def kendall_tau(pred: Any, true: Any) -> float:
     if p.size < 2:
         raise ValueError(f"pred must hold at least 2 returns, got {p.size}")
     tau = kendalltau(p, t).statistic
-    return 0.0 if not np.isfinite(tau) else float(tau)
+    return 0.0 if not np.isfinite(tau) else round(float(tau), 12)
 
 
 def normalised_score(j: float, j_rand: float, j_best: float) -> float:
