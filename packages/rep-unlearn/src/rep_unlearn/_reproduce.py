@@ -305,7 +305,11 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     res.tables.append(_aggregate(rnd, "Digits, forget a random 10%", note))
     if cfg.cnn:
         res.tables.append(
-            _aggregate(runs["cnn class:0"], "Digits, CNN encoder, forget class 0", note)
+            _aggregate(
+                runs["cnn class:0"],
+                "Digits, CNN encoder, forget class 0",
+                note.replace("MLP", "CNN"),
+            )
         )
 
     m = lambda rows, name, key: _mean(rows, name, key).mean  # noqa: E731
