@@ -2,7 +2,7 @@
 
 Full mode (issue 13, item 1; about 30 minutes on 2 idle cores): MinMax, Add and Mult solo (one
 model per task), at most 4 significant digits, decimal exponents -3..3; BitTokens, xVal and
-single-digit tokens on one TinyGPT trunk (2 layers, d = 128, 4 heads), 2000 steps x batch 64 for
+single-digit tokens on one TinyGPT trunk (2 layers, d = 128, 4 heads), 1800 steps x batch 64 for
 every scheme; the learning rate of each (scheme, task) is chosen from the same grid {3e-3, 1e-3}
 on a validation set with seed 0, then seeds 1 and 2 run at that rate; 3 seeds scored on a
 hash-disjoint test split. Quick mode (a few minutes): MinMax and Mult, the same three schemes,
@@ -85,7 +85,7 @@ QUICK = Config(
 )
 FULL = Config(
     ("minmax", "add", "mult"),
-    steps=2000,
+    steps=1800,
     batch_size=64,
     lrs=(3e-3, 1e-3),
     seeds=(0, 1, 2),
