@@ -4,7 +4,8 @@ Run: ``.venv/bin/python packages/geomem/benchmarks/run.py [--quick] [--out repor
 
 Every method embeds the same graphs (path-star d=20 l=5; full adds d=50 and cycle N=16) and the
 same probes score the embeddings: navigation, spectral share and alignment (k = d, or 2 on the
-cycle), geometric score, and edge recovery from cosine scores. Peers: ``node2vec`` 0.5.0
+cycle), geometric score, and edge recovery (from the model's own scores for ours, from cosine
+similarity for the skip-gram peers, which have no pair scorer of window 1). Peers: ``node2vec`` 0.5.0
 (random walks + gensim skip-gram) and ``gensim`` skip-gram on uniform random walks (what
 DeepWalk/karateclub do). ``pecanpy`` and ``karateclub`` are reported as skipped when they do not
 import (pecanpy 2.0.9 needs ``nptyping``, which fails under numpy 2; karateclub 1.3.3 pins
@@ -35,7 +36,7 @@ from icml26_shared.bench import BenchReport, time_call
 def probes(emb: np.ndarray, g: Graph, k: int, scores: np.ndarray | None = None) -> dict:
     u = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
     out = {
-        "edge_recovery_cos": edge_recovery(u @ u.T if scores is None else scores, g),
+        "edge_recovery": edge_recovery(u @ u.T if scores is None else scores, g),
         "spectral_share": spectral_share(emb, g, k),
         "spectral_alignment": spectral_alignment(emb, g, k),
         "geometric_score": geometric_score(emb, g),
