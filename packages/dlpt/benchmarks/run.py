@@ -15,10 +15,10 @@ import argparse
 import warnings
 
 import numpy as np
+
 from dlpt import DLPT, peers
 from dlpt.baselines import DRBestArmPolicy
 from dlpt.data import simulate_rct
-
 from icml26_shared.bench import BenchReport, time_call
 
 

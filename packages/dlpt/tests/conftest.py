@@ -6,9 +6,10 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from scipy import stats
+
 from dlpt import DLPT
 from dlpt.data import simulate_rct
-from scipy import stats
 
 
 def binomial_lower(p: float, n: int, level: float = 0.999) -> float:

@@ -2,11 +2,12 @@ import doctest
 import importlib
 import warnings
 
+import pytest
+
 import dlpt
 import dlpt.baselines
 import dlpt.data
 import dlpt.peers
-import pytest
 
 
 def test_public_api_is_exact():

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from dlpt import DLPT, design_report
 from dlpt._basis import gram, make_basis, solve_gram
 from dlpt._dlpt import orthogonal_scores

@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+
 from dlpt import DLPT
 from dlpt.baselines import plug_in_value
 from dlpt.data import simulate_rct

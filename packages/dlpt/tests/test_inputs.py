@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from dlpt import DLPT, design_report
 from dlpt.data import simulate_rct
 

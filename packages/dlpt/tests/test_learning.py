@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from dlpt import DLPT, Policy
 from dlpt.baselines import DRBestArmPolicy, best_single_arm, plug_in_policy
 from dlpt.data import simulate_rct

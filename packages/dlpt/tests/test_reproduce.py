@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from dlpt._reproduce import EXPERIMENT
 
 

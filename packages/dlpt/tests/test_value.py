@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from dlpt import DLPT
 from dlpt.data import simulate_rct
 
