@@ -213,6 +213,7 @@ def dtaci(
     interval: int = 100,
     eta: float | None = None,
     sigma: float | None = None,
+    finite: bool = True,
 ) -> OnlineAlgorithm:
     r"""Dynamically-tuned ACI (Gibbs & Candès 2024, Algorithm 1, deterministic output).
 
@@ -223,8 +224,17 @@ def dtaci(
     :math:`w_k \leftarrow (1-\sigma)\tilde w_k/\sum\tilde w + \sigma/K`; the output level is
     :math:`\alpha_t = \sum_k w_k\alpha_t^k`. Defaults (their paper): :math:`\sigma = 1/(2I)`,
     :math:`\eta = \sqrt{3/I}\sqrt{(\log(KI)+2)/((1-\alpha)^2\alpha^3 + \alpha^2(1-\alpha)^3)}`.
+
+    With ``finite=True`` (default) the output level is clipped to [0, 1] and a level of 0 announces
+    the largest score of the reference window instead of :math:`+\infty` (so does a level below
+    :math:`1/(n+1)`, where the conformal rank exceeds the window size n), as in their paper's
+    experiments (and Salesforce ``online-conformal``'s FACI); the experts' own levels are not
+    clipped. The threshold is ``+inf`` only before any score was seen. ``finite=False`` gives the
+    raw update (``+inf`` whenever the output level is :math:`\le 0`).
     """
     a0 = check_alpha(alpha)
+    if not isinstance(finite, (bool, np.bool_)):
+        raise TypeError(f"finite must be a bool, got {type(finite).__name__}")
     gk = check_finite_array(gammas, "gammas", ndim=1)
     K = gk.size
     I_ = check_positive_int(interval, "interval")
@@ -243,12 +253,22 @@ def dtaci(
     def _quantiles(srt: NDArray, alpha_k: NDArray) -> NDArray:
         return _level_quantile(srt[..., None, :], alpha_k)
 
+    def _output(win: Window, level: NDArray) -> NDArray:
+        ref = _window_scores(win)
+        if not finite:
+            return _level_quantile(ref, level)
+        level = np.clip(level, 0.0, 1.0)
+        q = _level_quantile(ref, level)
+        if ref.shape[-1]:  # level 0, or a level below 1/(n+1): the rank exceeds n
+            q = np.where(np.isposinf(q), ref.max(axis=-1), q)
+        return q
+
     def _init(shape: Any = ()) -> DtACIState:
         shp = as_batch_shape(shape)
         win = _window_init(shp, w, None)
         alpha_k = np.full((*shp, K), a0)
         weights = np.full((*shp, K), 1.0 / K)
-        q = _level_quantile(_window_scores(win), (weights * alpha_k).sum(-1))
+        q = _output(win, (weights * alpha_k).sum(-1))
         return DtACIState(q, alpha_k, weights, win)
 
     def _update(state: DtACIState, score: ArrayLike) -> tuple[NDArray, DtACIState]:
@@ -266,7 +286,7 @@ def dtaci(
         weights = (1.0 - sig) * wt / wt.sum(-1, keepdims=True) + sig / K
         alpha_k = state.alpha_k + gk * (a0 - err_k)
         win = _window_push(state.window, s)
-        q = _level_quantile(_window_scores(win), (weights * alpha_k).sum(-1))
+        q = _output(win, (weights * alpha_k).sum(-1))
         return q, DtACIState(q, alpha_k, weights, win)
 
     return OnlineAlgorithm("dtaci", _init, _update)

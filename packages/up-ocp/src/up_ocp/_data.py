@@ -1,8 +1,9 @@
 """Real series and score streams: daily returns shipped inside PyPI packages, any CSV series.
 
-Nothing here downloads. :func:`load_returns` reads the daily index levels that the ``arch``
-package ships (S&P 500 through :func:`load_sp500_returns`, and the NASDAQ Composite) and needs
-the ``data`` extra (``pip install up-ocp[data]``).
+Nothing here downloads. :func:`load_returns` reads series that the ``arch`` package ships
+(daily S&P 500 through :func:`load_sp500_returns`, NASDAQ Composite, CBOE VIX, WTI crude oil spot,
+and the monthly Fama–French market excess return) and needs the ``data`` extra
+(``pip install up-ocp[data]``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ __all__ = [
     "load_sp500_returns",
 ]
 
-RETURN_SERIES = ("sp500", "nasdaq")
+RETURN_SERIES = ("sp500", "nasdaq", "vix", "wti", "ff_market")
 
 
 def _arch_module(name: str) -> Any:
@@ -51,16 +52,33 @@ def load_sp500_returns() -> tuple[NDArray[np.float64], NDArray[np.datetime64]]:
 
 
 def load_returns(name: str = "sp500") -> NDArray[np.float64]:
-    """Daily log returns in percent, :math:`100\\log(P_t/P_{t-1})` of the adjusted close, 1999–2018.
+    """Returns in percent of a series shipped by ``arch`` (no download).
 
     Args:
-        name: ``"sp500"`` (S&P 500) or ``"nasdaq"`` (NASDAQ Composite), both shipped by ``arch``.
+        name: one of :data:`RETURN_SERIES`:
+
+            * ``"sp500"``, ``"nasdaq"``: daily :math:`100\\log(P_t/P_{t-1})` of the adjusted close
+              of the S&P 500 / NASDAQ Composite, 1999–2018 (5,030 days).
+            * ``"vix"``: daily log change (%) of the CBOE VIX close, 2014–2018 (1,258 days).
+            * ``"wti"``: daily log return (%) of the WTI crude-oil spot price (FRED DCOILWTICO,
+              missing days dropped), 2009–2018 (2,516 days).
+            * ``"ff_market"``: the monthly Fama–French market excess return Mkt−RF (%),
+              1926–2018 (1,109 months).
     """
     check_choice(name, "name", RETURN_SERIES)
     if name == "sp500":
         return load_sp500_returns()[0]
-    close = _arch_module("arch.data.nasdaq").load()["Adj Close"].to_numpy(dtype=np.float64)
-    return 100.0 * np.diff(np.log(close))
+    if name == "ff_market":
+        frame = _arch_module("arch.data.frenchdata").load()
+        return frame["Mkt-RF"].to_numpy(dtype=np.float64)
+    if name == "vix":
+        level = _arch_module("arch.data.vix").load()["vix"].dropna()
+    elif name == "wti":
+        level = _arch_module("arch.data.wti").load()["DCOILWTICO"].dropna()
+        level = level[level.index >= "2009-01-01"]
+    else:
+        level = _arch_module("arch.data.nasdaq").load()["Adj Close"]
+    return 100.0 * np.diff(np.log(level.to_numpy(dtype=np.float64)))
 
 
 def load_csv_series(
