@@ -5,6 +5,8 @@ Flow Matching for 3D Trajectory Prediction", ICML 2026) from the paper's abstrac
 authors' code. See README.md.
 """
 
+from importlib import metadata as _metadata
+
 from ._baselines import EGNN as EGNN
 from ._baselines import EquivariantGNN as EquivariantGNN
 from ._baselines import constant_velocity as constant_velocity
@@ -94,4 +96,4 @@ __all__ = [
     "train_step",
     "trajectory_windows",
 ]
-__version__ = "0.1.0"
+__version__ = _metadata.version("gse-flow")

@@ -37,7 +37,7 @@ from icml26_shared.checks import check_choice, check_finite_array, check_positiv
 
 from ._data import Windows, make_windows
 from ._layers import Graph, make_graph
-from ._model import GSEFlow
+from ._model import GSEFlow, check_key
 
 __all__ = [
     "SOLVERS",
@@ -84,14 +84,20 @@ def _prior(model: GSEFlow, batch: Windows) -> jax.Array:
 def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Array:
     """Flow-matching loss of ``model`` on a batch of windows (τ ~ U(0, 1), ε centred).
 
+    With ``parametrization="velocity"`` it is ``mean ‖v_θ(x_τ, τ) − (x1 − x0)‖²``. With ``"x1"``
+    the network predicts the endpoint and, since ``x1 − x0 = (x1 − x_τ)/(1 − τ)``, the velocity
+    error is ``(x̂₁ − x1)/(1 − τ)``; we use the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the
+    velocity loss weighted by ``(1 − τ)²`` (finite as τ → 1).
+
     Args:
         model: the velocity network.
         batch: :class:`gse_flow.Windows` (its ``prior_mean``, if set, replaces the model's prior).
         key: PRNG key for τ and ε.
 
     Returns:
-        The scalar loss ``mean ‖v_θ(x_τ, τ | history) − (x1 − x0)‖²``.
+        The scalar loss.
     """
+    check_key(key)
     hist = jnp.asarray(batch.history)
     x1 = jnp.asarray(batch.future)
     graph = (
@@ -101,8 +107,20 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     )
     k_tau, k_eps = jax.random.split(key)
     tau = jax.random.uniform(k_tau, (hist.shape[0],), x1.dtype)
-    x0 = _prior(model, batch) + model.sigma * centered_noise(k_eps, x1.shape, x1.dtype)
+    mean = _prior(model, batch)
+    x0 = mean + model.sigma * centered_noise(k_eps, x1.shape, x1.dtype)
     attr = jnp.asarray(batch.node_attr)
+    if model.parametrization == "x1":
+        t = tau[:, None, None, None]
+        xt = (1.0 - t) * x0 + t * x1
+        pm = None if batch.prior_mean is None else mean
+
+        def one(x, s, h, a, m):
+            return model.denoise(model.encode_history(h, a, graph), x, s, m)
+
+        axes = (0, 0, 0, 0, None if pm is None else 0)
+        x1_hat = jax.vmap(one, in_axes=axes)(xt, tau, hist, attr, pm)
+        return jnp.mean(jnp.sum((x1_hat - x1) ** 2, axis=-1))
 
     def field(xt: jax.Array, t: jax.Array) -> jax.Array:
         return jax.vmap(model, in_axes=(0, 0, 0, 0, None))(xt, t, hist, attr, graph)
@@ -177,11 +195,11 @@ def sample_from_noise(
         cache = model.encode_history(history, node_attr, graph)
 
         def field(x: jax.Array, t: jax.Array) -> jax.Array:
-            return model.velocity(cache, x, t)
+            return model.velocity(cache, x, t, prior_mean)
     else:
 
         def field(x: jax.Array, t: jax.Array) -> jax.Array:
-            return model(x, t, history, node_attr, graph)
+            return model.velocity(model.encode_history(history, node_attr, graph), x, t, prior_mean)
 
     return integrate(field, x0, n_steps=n_steps, solver=solver)
 
@@ -240,6 +258,7 @@ def sample(
     Returns:
         ``(K, F, N, 3)`` for one window, ``(B, K, F, N, 3)`` for a batch (numpy float32).
     """
+    check_key(key)
     k = check_positive_int(k, "k")
     check_positive_int(n_steps, "n_steps")
     check_choice(solver, "solver", SOLVERS)

@@ -24,7 +24,15 @@ predicts the flow-matching velocity ``v_θ(x_τ, τ | history)`` of shape ``(F, 
    projection of the history features of layer ``ℓ``. The history never reads the future, so
    its encoding (all layers, keys and values) is computed once per window and cached across
    ODE steps (:meth:`GSEFlow.encode_history`).
-5. **Readout.** One ``1o`` channel per future node-frame, times ``sigma``, is ``v_θ``.
+5. **Readout.** One ``1o`` channel per future node-frame, times ``sigma``. With
+   ``parametrization="x1"`` (default) it is the predicted endpoint's residual from the prior
+   mean μ, ``x̂₁ = μ + σ·out``, and the velocity is
+
+   .. math:: v_θ(x_τ, τ) = \\frac{x̂_1 − x_τ}{\\max(1 − τ, δ)},
+
+   the conditional-OT field evaluated at the predicted endpoint (δ = ``tau_floor`` handles
+   τ → 1); the prior noise then never has to be cancelled by the network. With
+   ``parametrization="velocity"`` the readout is ``v_θ`` directly (the first version).
 
 Parity: by default the features are ``0e``, ``1o``, ``2e`` and the tensor products keep parity,
 so the network is E(3)-equivariant (reflections too, like EGNN). ``chiral=True`` adds ``1e``
@@ -39,7 +47,7 @@ References:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import e3nn_jax as e3nn
 import equinox as eqx
@@ -61,9 +69,32 @@ from ._layers import (
     temporal_index,
 )
 
-__all__ = ["PRIORS", "GSEFlow", "HistoryCache"]
+__all__ = ["PARAMETRIZATIONS", "PRIORS", "GSEFlow", "HistoryCache", "check_key"]
 
 PRIORS = ("last", "cv")
+PARAMETRIZATIONS = ("x1", "velocity")
+
+
+def check_key(key: Any, name: str = "key") -> jax.Array:
+    """Raise a ``TypeError`` naming ``name`` unless ``key`` is a JAX PRNG key (a typed
+    ``jax.random.key`` or a raw ``uint32`` ``(2,)`` ``jax.random.PRNGKey``)."""
+    dtype = getattr(key, "dtype", None)
+    shape = getattr(key, "shape", None)
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key) and shape == ():
+        return key
+    if dtype is not None and dtype == jnp.uint32 and shape == (2,):
+        return key
+    got = f"{type(key).__name__}" + (f" of dtype {dtype}, shape {shape}" if dtype else "")
+    raise TypeError(
+        f"{name} must be a JAX PRNG key (jax.random.key(seed) or jax.random.PRNGKey(seed)), "
+        f"got {got}"
+    )
+
+
+def _is_traced(*xs: Any) -> bool:
+    return any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
 _N_TIME = 8
 
 
@@ -285,8 +316,13 @@ class GSEFlow(eqx.Module):
         radial_hidden: width of the radial MLPs.
         prior: ``"last"`` (x_H repeated) or ``"cv"`` (constant-velocity extrapolation) as the
             prior mean of x0.
-        sigma: prior noise scale σ_p (also the scale of the output velocity).
-        length_scale: scale dividing input offsets and velocities (e.g. their RMS).
+        sigma: prior noise scale σ_p (also the scale of the readout).
+        length_scale: scale dividing the input offset and velocity vectors (the same rule as
+            the EGNN's: the RMS frame displacement, see :func:`gse_flow.prior_scale`);
+            distances in the radial basis stay in the data's unit.
+        parametrization: ``"x1"`` (predict the endpoint, ``v = (x̂₁ − x_τ)/max(1 − τ, δ)``) or
+            ``"velocity"`` (predict ``v`` directly).
+        tau_floor: δ, the floor on ``1 − τ`` in the ``"x1"`` parametrisation.
         history_window: temporal edges of the history encoder (``None``: all frame pairs).
         future_window: temporal edges of the future decoder (frames ``t ± k``, k <= window).
         key: PRNG key.
@@ -310,6 +346,8 @@ class GSEFlow(eqx.Module):
     prior: str = eqx.field(static=True)
     sigma: float = eqx.field(static=True)
     length_scale: float = eqx.field(static=True)
+    parametrization: str = eqx.field(static=True)
+    tau_floor: float = eqx.field(static=True)
     history_window: int | None = eqx.field(static=True)
     future_window: int = eqx.field(static=True)
     d_key: int = eqx.field(static=True)
@@ -332,8 +370,16 @@ class GSEFlow(eqx.Module):
         length_scale: float = 1.0,
         history_window: int | None = None,
         future_window: int = 1,
+        parametrization: str = "x1",
+        tau_floor: float = 0.05,
         key: jax.Array,
     ):
+        check_key(key)
+        self.parametrization = check_choice(parametrization, "parametrization", PARAMETRIZATIONS)
+        tau_floor = check_positive(tau_floor, "tau_floor")
+        if tau_floor >= 1.0:
+            raise ValueError(f"tau_floor must be in (0, 1), got {tau_floor}")
+        self.tau_floor = tau_floor
         self.n_history = check_positive_int(n_history, "n_history", minimum=2)
         self.n_future = check_positive_int(n_future, "n_future")
         self.node_attr_dim = check_positive_int(node_attr_dim, "node_attr_dim", minimum=0)
@@ -450,7 +496,7 @@ class GSEFlow(eqx.Module):
         """Spatial + temporal tensor-product messages within one segment ``(T, N)``, each kind
         mean-aggregated over the receiver's sources, then summed."""
         T, _, _ = pos.shape
-        x = pos / self.length_scale
+        x = pos
         dtype = x.dtype
         nb = graph.neighbors
         # spatial: neighbours in the same frame
@@ -474,7 +520,27 @@ class GSEFlow(eqx.Module):
     def encode_history(
         self, history: jax.Array, node_attr: jax.Array, graph: Graph
     ) -> HistoryCache:
-        """Encode one window's history ``(H, N, 3)``; the result is reused for every ODE step."""
+        """Encode one window's history ``(H, N, 3)``; the result is reused for every ODE step.
+
+        Raises:
+            ValueError: if ``history`` is not ``(n_history, N, 3)`` or its node count differs
+                from ``graph``'s or ``node_attr``'s.
+        """
+        if history.ndim != 3 or history.shape[0] != self.n_history or history.shape[2] != 3:
+            raise ValueError(
+                f"history must have shape ({self.n_history}, N, 3), got {tuple(history.shape)}"
+            )
+        N = history.shape[1]
+        if graph.neighbors.shape[0] != N:
+            raise ValueError(
+                f"history has {N} nodes but graph has {graph.neighbors.shape[0]}: build the graph "
+                f"with make_graph(edges, {N})"
+            )
+        if node_attr.shape != (N, self.node_attr_dim):
+            raise ValueError(
+                f"node_attr must have shape ({N}, {self.node_attr_dim}), got "
+                f"{tuple(node_attr.shape)}"
+            )
         centre = jnp.mean(history[-1], axis=0)
         hist = history - centre
         N = hist.shape[1]
@@ -492,10 +558,20 @@ class GSEFlow(eqx.Module):
             centre, hist, node_attr, graph, hist[:, src], src_mask, tuple(keys), tuple(values)
         )
 
-    def velocity(self, cache: HistoryCache, x_tau: jax.Array, tau: jax.Array) -> jax.Array:
-        """Velocity ``v_θ(x_τ, τ | history)`` ``(F, N, 3)`` from a cached history encoding."""
-        F, N, _ = x_tau.shape
+    def _readout(
+        self, cache: HistoryCache, x_tau: jax.Array, tau: jax.Array, anchor: jax.Array | None
+    ) -> tuple[jax.Array, jax.Array]:
+        """``(out, x)``: the readout ``σ·out`` ``(F, N, 3)`` and the centred ``x_τ``."""
         hist = cache.history
+        expected = (self.n_future, hist.shape[1], 3)
+        if tuple(x_tau.shape) != expected:
+            raise ValueError(
+                f"x_tau must have shape {expected} (n_future={self.n_future}), "
+                f"got {tuple(x_tau.shape)}"
+            )
+        if anchor is not None and tuple(anchor.shape) != expected:
+            raise ValueError(f"prior_mean must have shape {expected}, got {tuple(anchor.shape)}")
+        F, N, _ = x_tau.shape
         H = hist.shape[0]
         x = x_tau - cache.centre
         h, vel, norms = self._embed(x, hist[-1], hist[-1], cache.node_attr, H, False)
@@ -511,7 +587,7 @@ class GSEFlow(eqx.Module):
         )
         h = self.embed_mod(h, inv, vel)
         # context geometry: future node-frame (f, i) vs source (h, src of i): (F, H, N, D+1, 3)
-        r_ctx = (x[:, None, :, None, :] - cache.sources[None]) / self.length_scale
+        r_ctx = x[:, None, :, None, :] - cache.sources[None]
         conv0 = self.future_layers[0].ctx_conv
         basis = _basis(safe_norm(r_ctx), conv0.n_basis, conv0.cutoff)
         mask = jnp.broadcast_to(cache.source_mask[None, None], r_ctx.shape[:-1])
@@ -526,7 +602,36 @@ class GSEFlow(eqx.Module):
             msg = layer.ctx_conv(e3nn.IrrepsArray(layer.ctx_conv.irreps_src, val), r_ctx)
             ctx = jnp.einsum("fhnd,fhndc->fnc", alpha, msg.array)
             h = layer.update(h, intra, e3nn.IrrepsArray(msg.irreps, ctx))
-        return self.sigma * self.readout(h).array
+        return self.sigma * self.readout(h).array, x
+
+    def denoise(
+        self,
+        cache: HistoryCache,
+        x_tau: jax.Array,
+        tau: jax.Array,
+        prior_mean: jax.Array | None = None,
+    ) -> jax.Array:
+        """Predicted endpoint ``x̂₁(x_τ, τ | history)`` ``(F, N, 3)`` (``"x1"``: μ + σ·out, μ the
+        prior mean or ``prior_mean``; ``"velocity"``: ``x_τ + (1 − τ) v_θ``)."""
+        out, _ = self._readout(cache, x_tau, tau, prior_mean)
+        if self.parametrization == "velocity":
+            return x_tau + (1.0 - tau) * out
+        mu = self.prior_mean(cache.history) if prior_mean is None else prior_mean - cache.centre
+        return mu + out + cache.centre
+
+    def velocity(
+        self,
+        cache: HistoryCache,
+        x_tau: jax.Array,
+        tau: jax.Array,
+        prior_mean: jax.Array | None = None,
+    ) -> jax.Array:
+        """Velocity ``v_θ(x_τ, τ | history)`` ``(F, N, 3)`` from a cached history encoding
+        (``prior_mean``: the enhance-mode anchor of the ``"x1"`` parametrisation)."""
+        if self.parametrization == "velocity":
+            return self._readout(cache, x_tau, tau, prior_mean)[0]
+        x1 = self.denoise(cache, x_tau, tau, prior_mean)
+        return (x1 - x_tau) / jnp.maximum(1.0 - tau, self.tau_floor)
 
     def __call__(
         self,
@@ -535,8 +640,19 @@ class GSEFlow(eqx.Module):
         history: jax.Array,
         node_attr: jax.Array,
         graph: Graph,
+        prior_mean: jax.Array | None = None,
     ) -> jax.Array:
         """Velocity for one window: ``x_tau`` ``(F, N, 3)``, scalar ``tau``, ``history``
         ``(H, N, 3)``, ``node_attr`` ``(N, S)``, ``graph`` from :func:`gse_flow.make_graph`;
-        returns ``(F, N, 3)``."""
-        return self.velocity(self.encode_history(history, node_attr, graph), x_tau, tau)
+        returns ``(F, N, 3)``.
+
+        Raises:
+            ValueError: on a shape mismatch (future length other than ``n_future``, node count
+                differing from the graph's) or, outside ``jit``/``vmap``, non-finite inputs.
+        """
+        if not _is_traced(x_tau, tau, history, node_attr):
+            for name, arr in (("x_tau", x_tau), ("tau", tau), ("history", history)):
+                if not bool(jnp.all(jnp.isfinite(jnp.asarray(arr)))):
+                    raise ValueError(f"{name} must be finite, got NaN or inf")
+        cache = self.encode_history(history, node_attr, graph)
+        return self.velocity(cache, x_tau, tau, prior_mean)

@@ -26,6 +26,7 @@ from icml26_shared.experiment import progress as progress_bar
 from ._data import Windows
 from ._flow import flow_matching_loss
 from ._layers import Graph, seed_of
+from ._model import check_key
 
 __all__ = ["TrainResult", "data_mesh", "predict", "shard_batch", "train", "train_step"]
 
@@ -130,6 +131,7 @@ def train(
     Returns:
         :class:`TrainResult` ``(model, losses)``.
     """
+    check_key(key)
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
     n = data.n_windows
