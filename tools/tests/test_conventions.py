@@ -1,7 +1,7 @@
 """The house conventions of issue 25, checked on the tree itself (source scans, no imports).
 
-Packages not yet converted by their owners are listed in ``PENDING`` with a strict xfail: the
-test turns red the day one is fixed, so the list only shrinks.
+A package not yet converted by its owner can be listed in the ``_params`` table with a strict
+xfail: the test turns red the day it is fixed, so the list only shrinks (it is empty today).
 """
 
 import re
@@ -133,26 +133,20 @@ def test_no_generic_top_level_init_or_update(dist):
 # -- item 6: hygiene ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("dist", "module", "folder"),
-    _params(
-        {
-            "bittokens": "bittokens still has a literal version (its owner's change)",
-            "gse-flow": "gse-flow still has a literal version (its owner's change)",
-        }
-    ),
+    _params({}),
 )
 def test_version_is_read_from_metadata(dist, module, folder):
-    text = (folder / "src" / module / "__init__.py").read_text()
+    init = folder / "src" / module / "__init__.py"
+    if not init.is_file():
+        pytest.skip(f"{dist} has no {init.relative_to(ROOT)} yet (the layout test reports it)")
+    text = init.read_text()
     assert not re.search(r"^__version__\s*=\s*['\"]", text, re.M), dist
     assert "version(" in text, dist
 
 
 @pytest.mark.parametrize(
     ("dist", "module", "folder"),
-    _params(
-        {
-            "bittokens": "bittokens/benchmarks imports bittokens._reproduce/_train (its owner's change)",
-        }
-    ),
+    _params({}),
 )
 def test_benchmarks_import_only_public_names(dist, module, folder):
     for script in sorted((folder / "benchmarks").glob("*.py")):
