@@ -61,7 +61,7 @@ def test_item1_thirty_replications_at_20k():
     within2 = {"1.1": [], "t*": []}
     for rep in range(30):
         data = simulate_rct(20_000, seed=1000 + rep)
-        model = _fit(data, hidden=(64, 64))
+        model = _fit(data, hidden=(32, 32))  # the configuration of `reproduce`
         for name, policy in (("1.1", 1.1), ("t*", data.t_star)):
             est, truth = model.value(policy), data.true_value(policy)
             within2[name].append(abs(est.v - truth) <= 2 * est.se)
