@@ -78,8 +78,22 @@ def test_shipped_returns(name):
 
 
 def test_unknown_series():
-    with pytest.raises(ValueError, match="name must be one of 'sp500', 'nasdaq', got 'ftse'"):
+    with pytest.raises(
+        ValueError,
+        match="name must be one of 'sp500', 'nasdaq', 'vix', 'wti', 'ff_market', got 'ftse'",
+    ):
         load_returns("ftse")
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "lo", "hi"),
+    [("vix", 1258, 3.0, 15.0), ("wti", 2516, 1.0, 5.0), ("ff_market", 1109, 3.0, 8.0)],
+)
+def test_more_shipped_series(name, size, lo, hi):
+    pytest.importorskip("arch")
+    r = load_returns(name)
+    assert r.shape == (size,) and np.isfinite(r).all()
+    assert lo < r.std() < hi  # percent returns: VIX swings, oil, monthly market
 
 
 def test_load_sp500_returns_moved_home_from_shared():
