@@ -143,3 +143,20 @@ def test_interval_summary_errors():
         interval_summary(np.ones(30), np.ones(31))
     with pytest.raises(ValueError, match="at least 20 rounds"):
         interval_summary(np.ones(5), np.ones(5))
+
+
+# ---------------------------------------------------------------- the diagnosis (item 2)
+
+
+@pytest.mark.parametrize("kind", ["stationary", "change_point", "cauchy"])
+def test_up_with_zero_offset_never_over_covers(kind):
+    """README, issue 26: with q̂0 = 0 and positive scores, q_t > 0 needs M_{t-1} + ½ > αt, so
+    every prefix has M_t ≥ αt − ½ (UP-OCP cannot over-cover; its error is one-sided)."""
+    from up_ocp import up_ocp
+
+    s = np.abs(score_stream(kind, 3000, n_streams=2, seed=8).scores) + 1e-12
+    for alpha in (0.05, 0.1, 0.3):
+        q, _ = run_algorithm(up_ocp(alpha, eps=float(np.median(s))), s)
+        m = np.cumsum(s > q, axis=-1)
+        t = np.arange(1, s.shape[-1] + 1)
+        assert (m >= alpha * t - 0.5 - 1e-9).all()
