@@ -45,3 +45,16 @@ def test_plot_writes_png(tmp_path):
 
 def test_experiment_object():
     assert isinstance(rep.EXPERIMENT, Experiment) and rep.EXPERIMENT.package == "up-ocp"
+
+
+def test_peer_table_skips_online_conformal_with_a_note(monkeypatch):
+    rng = np.random.default_rng(1)
+    monkeypatch.setattr(rep, "load_returns", lambda name: rng.standard_normal(420))
+    monkeypatch.setattr(rep, "online_conformal_available", lambda: False)
+    checks: dict[str, bool] = {}
+    notes: list[str] = []
+    table = rep._peer_table(True, False, checks, notes)
+    assert any("not installed" in n for n in notes)
+    assert checks == {"26.3 no method's mean width is infinite (finite DtACI)": True}
+    md = table.to_markdown()
+    assert "UP-OCP (ours, ε=1)" in md and "online-conformal)" not in md and "inf" not in md
