@@ -401,7 +401,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     old_threads = torch.get_num_threads()
     torch.set_num_threads(1)
     result = ExperimentResult(
-        "bittokens", "BitTokens vs single-digit, subword, xVal, FoNE on arithmetic"
+        "bittokens", "BitTokens vs xVal and single-digit tokens on arithmetic"
     )
     groups: list[tuple[str, ...]] = []
     if cfg.solo:
@@ -427,7 +427,13 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             cfg.tasks,
             final,
         )
-        table.note = _NOTE
+        table.note = (
+            _NOTE
+            if len(cfg.lrs) > 1
+            else _NOTE.replace(
+                "lr chosen on validation with seed 0", "one lr for every scheme (see the notes)"
+            )
+        )
         result.tables.append(table)
         result.figures.append(_plot(out_dir, cfg.tasks, final, "learning_curves.png"))
     if cfg.multitask:
@@ -521,6 +527,6 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
 
 EXPERIMENT = Experiment(
     "bittokens",
-    "BitTokens vs single-digit, subword, xVal and FoNE on MinMax/Add/Mult (equal budgets)",
+    "BitTokens vs xVal and single-digit tokens on MinMax/Add/Mult (equal budgets)",
     reproduce,
 )
