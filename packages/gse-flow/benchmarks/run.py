@@ -44,6 +44,7 @@ def _bench(name: str, w: g.Windows, cutoff: float, batch: int, repeats: int) -> 
         n_layers=2,
         cutoff=cutoff,
         sigma=g.prior_scale(w),
+        length_scale=0.05,  # the same rule as the EGNN below
     )
     flow = g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
     egnn = g.EGNN(hidden=32, n_layers=4, length_scale=0.05, key=jax.random.PRNGKey(0))

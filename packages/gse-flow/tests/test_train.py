@@ -138,6 +138,7 @@ def _pass_through(model, w, n_steps: int) -> float:
     return float(num / jnp.linalg.norm(model.sigma * (e[0] - e[1])))
 
 
+@pytest.mark.slow  # about 40 CPU-seconds: over the default suite's budget
 def test_trained_sampler_noise_pass_through_is_small(tiny_kwargs):
     """The x1-parametrised flow, briefly trained, no longer carries the prior noise through
     (the velocity-parametrised first version kept 0.57 of it after 1 Euler step, 0.72 after
