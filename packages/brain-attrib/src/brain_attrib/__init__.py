@@ -1,0 +1,35 @@
+"""brain-attrib: which words drive brain alignment, and which drive next-word prediction.
+
+Reconstructs Proietti, Capobianco & Toneva (ICML 2026, arXiv 2510.12355): a voxelwise encoding
+model on a causal LM's hidden states, made one differentiable pipeline, with word-level
+attributions of brain alignment (BA) and next-word prediction (NWP).
+"""
+
+import importlib.metadata
+
+from . import data as data
+from . import metrics as metrics
+from . import synthetic as synthetic
+from ._encoding import EncodingModel as EncodingModel
+from ._encoding import Pipeline as Pipeline
+from ._encoding import WordScores as WordScores
+from ._masking import MaskingResult as MaskingResult
+from ._masking import masking_test as masking_test
+from .data import RunData as RunData
+from .data import load_naturalistic as load_naturalistic
+
+__version__ = importlib.metadata.version("brain-attrib")
+
+__all__ = [
+    "EncodingModel",
+    "MaskingResult",
+    "Pipeline",
+    "RunData",
+    "WordScores",
+    "__version__",
+    "data",
+    "load_naturalistic",
+    "masking_test",
+    "metrics",
+    "synthetic",
+]

@@ -1,0 +1,398 @@
+"""Encoding model (LM hidden states → TR features with delays → ridge) and the differentiable
+pipeline tokens → LM → features → ridge → voxels with word-level attributions (Proietti,
+Capobianco & Toneva, "Fine-grained Analysis of Brain–LLM Alignment through Input Attribution",
+ICML 2026, arXiv 2510.12355; reconstructed from the paper's description).
+
+Features of target TR j come from **one** forward pass over the last ``context`` words ending
+with the last word of TR j−1; a word's feature is the layer-ℓ hidden state of its last sub-token
+(or the sub-token mean); ``F_{j−d}`` is the mean over words with onset in TR j−d (zeros if none);
+``X_j = [F_{j−d}]_{d ∈ delays}``. The pipeline folds each fold's standardisation into per-delay
+blocks ``W_d`` so ``ŷ_j = b + Σ_d F_{j−d} W_d`` is differentiable down to ``inputs_embeds``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from icml26_shared.experiment import progress as progress_bar
+
+from ._fmri import RunData
+from ._ridge import LAMBDAS, RidgeFold, blocked_folds, fit_ridge, pearson_cols
+
+__all__ = ["EncodingModel", "Pipeline", "WordScores"]
+
+
+def _n_positions(lm: Any) -> int:
+    cfg = lm.config
+    for name in ("n_positions", "max_position_embeddings"):
+        if getattr(cfg, name, None):
+            return int(getattr(cfg, name))
+    return 10**9
+
+
+def _n_layers(lm: Any) -> int:
+    cfg = lm.config
+    for name in ("n_layer", "num_hidden_layers"):
+        if getattr(cfg, name, None):
+            return int(getattr(cfg, name))
+    raise ValueError("cannot read the number of layers from lm.config")
+
+
+class EncodingModel:
+    """Voxelwise ridge encoding model on one causal LM layer.
+
+    Args:
+        lm: a ``transformers`` causal LM (e.g. ``AutoModelForCausalLM.from_pretrained(folder,
+            local_files_only=True)``); its dtype is used throughout.
+        tokenizer: an object with ``encode_word(word) -> list[int]`` or a ``transformers``
+            tokenizer (words are encoded with a leading space).
+        layer: hidden-state index, 0 (embeddings) … number of layers.
+        context: words per forward pass (L).
+        delays: TR delays d ≥ 1 of the design ``[F_{j−d}]``.
+        pool: ``"last"`` (last sub-token) or ``"mean"``.
+    """
+
+    def __init__(
+        self,
+        lm: Any,
+        tokenizer: Any,
+        layer: int,
+        context: int = 128,
+        delays: tuple[int, ...] = (1, 2, 3, 4),
+        pool: str = "last",
+    ) -> None:
+        n_layer = _n_layers(lm)
+        if not isinstance(layer, (int, np.integer)) or not 0 <= int(layer) <= n_layer:
+            raise ValueError(f"layer must be an integer in [0, {n_layer}], got {layer!r}")
+        if not isinstance(context, (int, np.integer)) or int(context) < 1:
+            raise ValueError(f"context must be a positive integer, got {context!r}")
+        delays = tuple(int(d) for d in delays)
+        if not delays or min(delays) < 1:
+            raise ValueError(f"delays must be a non-empty tuple of integers ≥ 1, got {delays!r}")
+        if pool not in ("last", "mean"):
+            raise ValueError(f"pool must be 'last' or 'mean', got {pool!r}")
+        n_vocab = lm.get_input_embeddings().num_embeddings
+        if len(tokenizer) > n_vocab:
+            raise ValueError(
+                f"tokenizer has {len(tokenizer)} tokens but the model's embedding has {n_vocab}"
+            )
+        self.lm, self.tokenizer, self.layer = lm.eval(), tokenizer, int(layer)
+        self.context, self.delays, self.pool = int(context), delays, pool
+        self.dtype = next(lm.parameters()).dtype
+        self._cache: dict[str, list[int]] = {}
+
+    # ---- encoding of contexts -------------------------------------------------------------
+    def _word_ids(self, word: str) -> list[int]:
+        if word not in self._cache:
+            if hasattr(self.tokenizer, "encode_word"):
+                ids = list(self.tokenizer.encode_word(word))
+            else:
+                ids = list(self.tokenizer(" " + word, add_special_tokens=False)["input_ids"])
+            self._cache[word] = ids or [0]
+        return self._cache[word]
+
+    def context_words(self, g: int) -> tuple[np.ndarray, int | None]:
+        """Global word indices of TR ``g``'s context and the index of the next word (or None)."""
+        rd = self.rd_
+        r, j = rd.tr_run[g], rd.tr_local[g]
+        idx = self._run_words[r]
+        n = int(np.searchsorted(rd.onsets[idx], j * rd.tr, side="left"))
+        nxt = int(idx[n]) if n < len(idx) else None
+        return idx[max(0, n - self.context) : n], nxt
+
+    def _encode(
+        self, g: int, words: list[str], ctx: np.ndarray, nxt: str | None
+    ) -> tuple[list[int], np.ndarray, list[int], np.ndarray]:
+        """Token ids, pooling matrix P (D × T), NWP target positions, token → word index."""
+        rd = self.rd_
+        j = rd.tr_local[g]
+        ids: list[int] = []
+        tw: list[int] = []
+        for k, w in enumerate(words):
+            t = self._word_ids(w)
+            ids += t
+            tw += [k] * len(t)
+        tgt: list[int] = []
+        if nxt is not None:
+            t = self._word_ids(nxt)
+            tgt = list(range(len(ids), len(ids) + len(t)))
+            ids += t
+            tw += [-1] * len(t)
+        if len(ids) > _n_positions(self.lm):
+            raise ValueError(
+                f"context of {len(words)} words is {len(ids)} tokens, longer than the model's "
+                f"{_n_positions(self.lm)} positions; lower context"
+            )
+        p = np.zeros((len(self.delays), len(ids)))
+        tw_arr = np.asarray(tw)
+        bucket = (rd.onsets[ctx] // rd.tr).astype(int) if len(ctx) else np.zeros(0, int)
+        for di, d in enumerate(self.delays):
+            ws = np.flatnonzero(bucket == j - d)
+            for k in ws:
+                toks = np.flatnonzero(tw_arr == k)
+                if self.pool == "last":
+                    p[di, toks[-1]] += 1.0 / len(ws)
+                else:
+                    p[di, toks] += 1.0 / (len(ws) * len(toks))
+        return ids, p, tgt, tw_arr
+
+    def _pad(self, items: list[tuple[list[int], np.ndarray, list[int], np.ndarray]]):
+        t = max(len(it[0]) for it in items)
+        ids = torch.zeros((len(items), t), dtype=torch.long)
+        p = torch.zeros((len(items), len(self.delays), t), dtype=self.dtype)
+        for b, (i, pm, _, _) in enumerate(items):
+            ids[b, : len(i)] = torch.as_tensor(i)
+            p[b, :, : len(i)] = torch.as_tensor(pm, dtype=self.dtype)
+        return ids, p
+
+    def _features(self, emb: torch.Tensor, p: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        out = self.lm(inputs_embeds=emb, output_hidden_states=True)
+        h = out.hidden_states[self.layer]
+        return torch.einsum("bdt,bth->bdh", p, h), out
+
+    # ---- fitting ----------------------------------------------------------------------------
+    def fit(
+        self,
+        run_data: RunData,
+        folds: int = 4,
+        *,
+        gap: int = 5,
+        batch: int = 32,
+        lambdas: np.ndarray = LAMBDAS,
+        progress: bool = False,
+    ) -> EncodingModel:
+        """Compute the design for every TR and fit outer-CV ridge (per-voxel λ by inner CV)."""
+        if not isinstance(run_data, RunData):
+            raise TypeError("run_data must be a RunData (see brain_attrib.data)")
+        self.rd_ = run_data
+        self._run_words = {
+            r: np.flatnonzero(run_data.word_run == r) for r in np.unique(run_data.tr_run)
+        }
+        n = len(run_data.data)
+        feats = []
+        with torch.no_grad():
+            for a in progress_bar(
+                range(0, n, batch),
+                enabled=progress,
+                total=(n + batch - 1) // batch,
+                desc=f"features L{self.layer}",
+            ):
+                items = []
+                for g in range(a, min(n, a + batch)):
+                    ctx, _ = self.context_words(g)
+                    items.append(
+                        self._encode(g, [run_data.words[i] for i in ctx] or ["."], ctx, None)
+                    )
+                ids, p = self._pad(items)
+                f, _ = self._features(self.lm.get_input_embeddings()(ids), p)
+                feats.append(f.reshape(len(items), -1).double().numpy())
+        self.X_ = np.concatenate(feats)
+        y = run_data.data
+        self.folds_: list[RidgeFold] = []
+        self.fold_of_ = np.zeros(n, dtype=int)
+        pred = np.zeros_like(y)
+        for k, (tr, te) in enumerate(blocked_folds(n, folds, gap)):
+            m = fit_ridge(self.X_[tr], y[tr], lambdas=lambdas)
+            self.folds_.append(m)
+            self.fold_of_[te] = k
+            pred[te] = m.predict(self.X_[te])
+        self.pred_ = pred
+        self.r_ = pearson_cols(pred, y)
+        return self
+
+    def score(self) -> np.ndarray:
+        """Held-out Pearson r per voxel (BA)."""
+        if not hasattr(self, "r_"):
+            raise RuntimeError("call fit first")
+        return self.r_
+
+
+@dataclass
+class WordScores:
+    """Word-level scores of −L, indexed by position (0 = the most recent context word)."""
+
+    tr: int
+    objective: str
+    method: str
+    scores: np.ndarray
+    words: list[str]
+    categories: list[str] | None
+    word_index: np.ndarray
+    extras: dict = field(default_factory=dict)
+
+
+class Pipeline:
+    """tokens → LM → TR features → fixed ridge → voxels, for attribution.
+
+    The ridge of the outer fold whose test block holds the TR is used (held-out TRs).
+    ``voxels``: voxel indices in L_BA (default: held-out r ≥ 0.2, else all).
+    """
+
+    def __init__(self, encoding_model: EncodingModel, voxels: np.ndarray | None = None) -> None:
+        if not hasattr(encoding_model, "folds_"):
+            raise RuntimeError("the encoding model must be fitted first")
+        self.em = encoding_model
+        if voxels is None:
+            voxels = np.flatnonzero(encoding_model.r_ >= 0.2)
+            if len(voxels) == 0:
+                voxels = np.arange(len(encoding_model.r_))
+        self.voxels = np.asarray(voxels, dtype=int)
+        self._w = []
+        d, h = len(encoding_model.delays), encoding_model.X_.shape[1] // len(encoding_model.delays)
+        for f in encoding_model.folds_:
+            w, b = f.folded()
+            self._w.append(
+                (
+                    torch.as_tensor(
+                        w[:, self.voxels].reshape(d, h, -1), dtype=encoding_model.dtype
+                    ),
+                    torch.as_tensor(b[self.voxels], dtype=encoding_model.dtype),
+                )
+            )
+        self.lm = encoding_model.lm
+
+    def _items(self, g: int, words: list[list[str]], ctx: np.ndarray, nxt: str | None):
+        return [self.em._encode(g, w, ctx, nxt) for w in words]
+
+    def _objectives(
+        self, g: int, emb: torch.Tensor, p: torch.Tensor, tgts: list[list[int]]
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        w, b = self._w[self.em.fold_of_[g]]
+        f, out = self.em._features(emb, p)
+        yhat = b + torch.einsum("bdh,dhv->bv", f, w)
+        y = torch.as_tensor(self.em.rd_.data[g, self.voxels], dtype=yhat.dtype)
+        l_ba = ((yhat - y) ** 2).mean(1)
+        l_nwp = None
+        logits = getattr(out, "logits", None)
+        if logits is not None and tgts[0]:
+            lp = torch.log_softmax(logits, -1)
+            ids = self._ids
+            l_nwp = torch.stack(
+                [
+                    -torch.stack([lp[bi, t - 1, ids[bi, t]] for t in tg]).mean()
+                    for bi, tg in enumerate(tgts)
+                ]
+            )
+        return l_ba, l_nwp, yhat
+
+    def predict(self, tr: int, words: list[str] | None = None) -> np.ndarray:
+        """ŷ of TR ``tr`` on the pipeline voxels (optionally with replaced context words)."""
+        ctx, _ = self.em.context_words(tr)
+        ws = words if words is not None else [self.em.rd_.words[i] for i in ctx]
+        ids, p = self.em._pad(self._items(tr, [ws or ["."]], ctx, None))
+        self._ids = ids
+        with torch.no_grad():
+            _, _, yhat = self._objectives(tr, self.lm.get_input_embeddings()(ids), p, [[]])
+        return yhat[0].double().numpy()
+
+    def _loss_batch(self, tr: int, variants: list[list[str]], objective: str) -> np.ndarray:
+        ctx, nxt = self.em.context_words(tr)
+        nw = self.em.rd_.words[nxt] if (objective == "nwp" and nxt is not None) else None
+        items = self._items(tr, variants, ctx, nw)
+        ids, p = self.em._pad(items)
+        self._ids = ids
+        with torch.no_grad():
+            l_ba, l_nwp, _ = self._objectives(
+                tr, self.lm.get_input_embeddings()(ids), p, [it[2] for it in items]
+            )
+        return (l_ba if objective == "ba" else l_nwp).double().numpy()
+
+    def attribute(
+        self, tr: int, objective: str = "ba", method: str = "gxi", *, steps: int = 20, seed: int = 0
+    ) -> WordScores:
+        """Word scores of −L_objective on TR ``tr``'s context (positive = the word helps).
+
+        ``gxi``: a_t = Σ_k e_{t,k} ∂(−L)/∂e_{t,k}; ``ig``: e_t · mean over midpoints α_s =
+        (s + ½)/m of ∂(−L)/∂e_t at α_s·e (zero baseline; ``extras["completeness_gap"]``);
+        ``erasure``: −L(replaced) − (−L(original)) with word i replaced by a random word of the
+        same category. Sub-token scores are summed per word.
+        """
+        if objective not in ("ba", "nwp"):
+            raise ValueError(f"objective must be 'ba' or 'nwp', got {objective!r}")
+        if method not in ("gxi", "ig", "erasure"):
+            raise ValueError(f"method must be 'gxi', 'ig' or 'erasure', got {method!r}")
+        rd = self.em.rd_
+        if not 0 <= int(tr) < len(rd.data):
+            raise ValueError(f"tr must be in [0, {len(rd.data)}), got {tr!r}")
+        if objective == "nwp" and self.lm.get_output_embeddings() is None:
+            raise ValueError(
+                "objective='nwp' needs a model with an LM head (get_output_embeddings)"
+            )
+        ctx, nxt = self.em.context_words(tr)
+        if len(ctx) == 0:
+            raise ValueError(f"TR {tr} has no context words")
+        if objective == "nwp" and nxt is None:
+            raise ValueError(f"TR {tr} has no next word for objective='nwp'")
+        words = [rd.words[i] for i in ctx]
+        cats = [rd.categories[i] for i in ctx] if rd.categories is not None else None
+        extras: dict[str, Any] = {}
+        if method == "erasure":
+            if cats is None:
+                raise ValueError("erasure needs word categories")
+            rng = np.random.default_rng(seed + int(tr))
+            variants = [words] + [
+                [*words[:i], _replacement(rd, cats[i], words[i], rng), *words[i + 1 :]]
+                for i in range(len(words))
+            ]
+            loss = np.concatenate(
+                [
+                    self._loss_batch(tr, variants[a : a + 64], objective)
+                    for a in range(0, len(variants), 64)
+                ]
+            )
+            scores = loss[1:] - loss[0]
+        else:
+            nw = rd.words[nxt] if (objective == "nwp") else None
+            item = self.em._encode(tr, words, ctx, nw)
+            ids, p = self.em._pad([item])
+            self._ids = ids
+            e = self.lm.get_input_embeddings()(ids).detach()
+            if method == "gxi":
+                alphas = torch.ones(1, dtype=e.dtype)
+            else:
+                alphas = (torch.arange(steps, dtype=e.dtype) + 0.5) / steps
+            x = (alphas[:, None, None] * e).requires_grad_(True)
+            self._ids = ids.expand(len(alphas), -1)
+            l_ba, l_nwp, _ = self._objectives(
+                tr, x, p.expand(len(alphas), -1, -1), [item[2]] * len(alphas)
+            )
+            loss = l_ba if objective == "ba" else l_nwp
+            (grad,) = torch.autograd.grad(-loss.sum(), x)
+            tok = (e[0] * grad.mean(0)).sum(-1).double().numpy()
+            tw = item[3]
+            scores = np.array([tok[tw == k].sum() for k in range(len(words))])
+            if method == "ig":
+                with torch.no_grad():
+                    z = torch.zeros_like(e)
+                    lb, ln, _ = self._objectives(
+                        tr, torch.cat([e, z]), p.expand(2, -1, -1), [item[2]] * 2
+                    )
+                    lo = (lb if objective == "ba" else ln).double().numpy()
+                extras["completeness_gap"] = float(tok.sum() - (-lo[0] + lo[1]))
+        rev = slice(None, None, -1)
+        return WordScores(
+            int(tr),
+            objective,
+            method,
+            np.asarray(scores)[rev],
+            words[rev],
+            cats[rev] if cats is not None else None,
+            ctx[rev],
+            extras,
+        )
+
+
+def _replacement(rd: RunData, cat: str, word: str, rng: np.random.Generator) -> str:
+    pool = rd.extras.get("_pool")
+    if pool is None:
+        pool = {}
+        for w, c in zip(rd.words, rd.categories or [], strict=False):
+            pool.setdefault(c, set()).add(w)
+        pool = {c: sorted(v) for c, v in pool.items()}
+        rd.extras["_pool"] = pool
+    cands = [w for w in pool.get(cat, [word]) if w != word] or [word]
+    return str(cands[int(rng.integers(len(cands)))])
