@@ -40,17 +40,17 @@ def main() -> None:
         ours = GATLayer(256, 64, 8)
         case = f"streets={n}"
 
-        def step(layer: torch.nn.Module) -> None:
+        def step(layer: torch.nn.Module, x: torch.Tensor = x, ei: torch.Tensor = ei) -> None:
             layer.zero_grad()
             layer(x, ei).sum().backward()
 
-        report.add(case, "metastreet.GATLayer", time_call(lambda: step(ours), repeats=5))
+        report.add(case, "metastreet.GATLayer", time_call(lambda m=ours: step(m), repeats=5))
         if GATConv is not None:
             ref = GATConv(256, 64, heads=8, add_self_loops=False)
             ref.load_state_dict(ours.state_dict())
             diff = float((ours(x, ei) - ref(x, ei)).abs().max())
             report.add(
-                case, "pyg.GATConv", time_call(lambda: step(ref), repeats=5), max_abs_diff=diff
+                case, "pyg.GATConv", time_call(lambda m=ref: step(m), repeats=5), max_abs_diff=diff
             )
             report.ratio(case, "metastreet.GATLayer", "pyg.GATConv")
     print(report.to_text())

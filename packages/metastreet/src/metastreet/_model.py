@@ -277,7 +277,10 @@ class MetaStreet:
                 deg = torch.zeros(len(y_tr)).index_add(0, dst[nb], torch.ones(int(nb.sum())))
                 vals = 1.0 / deg.clamp(min=1)[dst[nb]]
                 mean_nb = torch.sparse_coo_tensor(
-                    torch.stack([dst[nb], src[nb]]), vals, (len(y_tr), len(y_tr))
+                    torch.stack([dst[nb], src[nb]]),
+                    vals,
+                    (len(y_tr), len(y_tr)),
+                    check_invariants=True,
                 ).coalesce()
                 diff = plab_t[:, None] != ytr[None, :]  # (A, T)
                 keep_anc = diff.any(1) & (deg[anc_t] > 0)

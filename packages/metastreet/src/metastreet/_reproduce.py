@@ -5,7 +5,7 @@ Rows (weighted F1 etc., mean ± s.e. over seeds, a fresh city per seed): full mo
 LabelSpreading; the spatially shuffled city (full and − contrast: the falsification); the
 adjacency-only city (adjacency-aware vs proportion-only image vectors).
 Quick mode: 14x14 grid, 2-5 images per street, narrow network (32-D, 4x16 heads), 60 epochs,
-w fixed at 0.5, hashing text, 2 seeds. Full: the paper's sizes, w chosen on validation,
+w chosen on validation, hashing text, 2 seeds. Full: the paper's sizes, w chosen on validation,
 MiniLM text when installed, 5 seeds.
 """
 
@@ -39,7 +39,7 @@ def _settings(quick: bool) -> dict[str, Any]:
     if quick:
         return {
             "city": {"n_side": 14, "images_per_street": (2, 5)},
-            "model": {"hidden": 32, "d": 32, "heads": 4, "head_dim": 16, "epochs": 60, "w": 0.5,
+            "model": {"hidden": 32, "d": 32, "heads": 4, "head_dim": 16, "epochs": 60, "w": "auto",
                       "n_categories": 12},
             "seeds": [0, 1],
         }  # fmt: skip
