@@ -15,6 +15,8 @@ from ._encoding import Pipeline as Pipeline
 from ._encoding import WordScores as WordScores
 from ._masking import MaskingResult as MaskingResult
 from ._masking import masking_test as masking_test
+from ._ridge import RidgeFold as RidgeFold
+from ._ridge import fit_ridge as fit_ridge
 from .data import RunData as RunData
 from .data import load_naturalistic as load_naturalistic
 
@@ -24,10 +26,12 @@ __all__ = [
     "EncodingModel",
     "MaskingResult",
     "Pipeline",
+    "RidgeFold",
     "RunData",
     "WordScores",
     "__version__",
     "data",
+    "fit_ridge",
     "load_naturalistic",
     "masking_test",
     "metrics",
