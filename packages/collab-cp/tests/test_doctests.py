@@ -1,27 +1,10 @@
 """Every docstring example in the package runs (doctest over each module that has one)."""
 
-import doctest
-import importlib
-import importlib.util
-import pkgutil
-from pathlib import Path
-
 import pytest
 
-import collab_cp
+from icml26_shared.doctests import modules_with_examples, run_examples
 
-
-def _has_examples(name: str) -> bool:
-    spec = importlib.util.find_spec(name)
-    return spec is not None and ">>>" in Path(spec.origin).read_text()
-
-
-# found without importing the modules (`_jax` would import jax just to find no example)
-MODULES = sorted(
-    m.name
-    for m in pkgutil.walk_packages(collab_cp.__path__, prefix="collab_cp.")
-    if m.name != "collab_cp.__main__" and _has_examples(m.name)
-)
+MODULES = modules_with_examples("collab_cp")
 
 
 def test_examples_exist():
@@ -30,6 +13,5 @@ def test_examples_exist():
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    result = run_examples(name)
     assert result.attempted > 0 and result.failed == 0, name
