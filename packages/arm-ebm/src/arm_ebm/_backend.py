@@ -53,11 +53,8 @@ def _concrete(x: Any) -> NDArray | None:
     return np.asarray(x)
 
 
-def check_table(x: Any, space: _Layered, name: str) -> Any:
-    """Check a q or r table ``(n_states, A)``; return it with masked entries set to −inf.
-
-    Values must be real, finite or −inf (−inf = hard constraint); NaN and +inf are refused.
-    """
+def _as_real(x: Any, name: str) -> tuple[Any, Any]:
+    """``(xp, array)`` for a real input: float64 numpy, or a real floating jax array as is."""
     xp = get_xp(x)
     if xp is np:
         if np.iscomplexobj(x):
@@ -72,6 +69,15 @@ def check_table(x: Any, space: _Layered, name: str) -> Any:
         arr = x
         if xp.iscomplexobj(arr) or not xp.issubdtype(arr.dtype, xp.floating):
             raise TypeError(f"{name} must be a real floating jax array, got dtype {arr.dtype}")
+    return xp, arr
+
+
+def check_table(x: Any, space: _Layered, name: str) -> Any:
+    """Check a q or r table ``(n_states, A)``; return it with masked entries set to −inf.
+
+    Values must be real, finite or −inf (−inf = hard constraint); NaN and +inf are refused.
+    """
+    xp, arr = _as_real(x, name)
     if tuple(arr.shape) != space.shape:
         raise ValueError(
             f"{name} must have shape (n_states, vocab_size) = {space.shape} for this space, "
@@ -90,20 +96,7 @@ def check_table(x: Any, space: _Layered, name: str) -> Any:
 
 def check_vector(x: Any, n: int, name: str, what: str) -> Any:
     """Check a length-``n`` real vector (finite or −inf), e.g. R over ``sequences()``."""
-    xp = get_xp(x)
-    if xp is np:
-        if np.iscomplexobj(x):
-            raise TypeError(f"{name} must be real-valued, got a complex array")
-        try:
-            arr = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"{name} must be a real numeric array, got {type(x).__name__}"
-            ) from None
-    else:
-        arr = x
-        if xp.iscomplexobj(arr) or not xp.issubdtype(arr.dtype, xp.floating):
-            raise TypeError(f"{name} must be a real floating jax array, got dtype {arr.dtype}")
+    _, arr = _as_real(x, name)
     if tuple(arr.shape) != (n,):
         raise ValueError(f"{name} must have shape ({n},) ({what}), got {tuple(arr.shape)}")
     values = _concrete(arr)
