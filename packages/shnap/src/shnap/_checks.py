@@ -1,0 +1,108 @@
+"""Argument checks at the public boundary: one message style (name, what was expected, what came).
+
+Volumes are float32 ``(D, H, W)`` arrays of windowed intensities; masks are boolean arrays of the
+same shape. Every check raises ``TypeError`` for a wrong kind of object and ``ValueError`` for a
+wrong value, naming the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_mask", "check_players", "check_steps", "check_tau", "check_volume"]
+
+MAX_PLAYERS = 12
+
+
+def check_volume(x: Any, name: str = "x") -> np.ndarray:
+    """Return ``x`` as a finite float32 ``(D, H, W)`` array or raise naming ``name``.
+
+    >>> check_volume(np.zeros((4, 4, 4))).dtype
+    dtype('float32')
+    """
+    if hasattr(x, "detach"):  # a torch tensor
+        x = x.detach().cpu().numpy()
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} must be an array, got {type(x).__name__}") from exc
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
+    if arr.ndim != 3:
+        raise ValueError(f"{name} must be a 3D volume (D, H, W), got shape {arr.shape}")
+    if min(arr.shape) < 1:
+        raise ValueError(f"{name} must be a non-empty 3D volume, got shape {arr.shape}")
+    arr = arr.astype(np.float32, copy=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} NaN/inf")
+    return arr
+
+
+def check_mask(m: Any, like: np.ndarray, name: str = "mask") -> np.ndarray:
+    """Return ``m`` as a non-empty boolean array shaped like ``like`` or raise naming ``name``.
+
+    >>> check_mask(np.ones((2, 2, 2), bool), np.zeros((2, 2, 2))).sum()
+    np.int64(8)
+    """
+    arr = np.asarray(m)
+    if arr.dtype != np.bool_:
+        raise TypeError(f"{name} must be a boolean array, got dtype {arr.dtype}")
+    if arr.shape != np.shape(like):
+        raise ValueError(f"{name} must have shape {np.shape(like)}, got {arr.shape}")
+    if not arr.any():
+        raise ValueError(f"{name} must select at least one voxel, got an empty mask")
+    return arr
+
+
+def check_players(players: Any, like: np.ndarray, name: str = "players") -> list[np.ndarray]:
+    """Validate a sequence of 1..12 non-overlapping player masks (dict values are taken in order).
+
+    Overlapping players are refused with both names (index or key) in the message.
+    """
+    if isinstance(players, dict):
+        keys = [str(k) for k in players]
+        seq: Sequence[Any] = list(players.values())
+    elif isinstance(players, np.ndarray) and players.ndim == 4:
+        seq = list(players)
+        keys = [str(i) for i in range(len(seq))]
+    elif isinstance(players, list | tuple):
+        seq = list(players)
+        keys = [str(i) for i in range(len(seq))]
+    else:
+        raise TypeError(f"{name} must be a sequence or dict of boolean masks, got {type(players)}")
+    if not 1 <= len(seq) <= MAX_PLAYERS:
+        raise ValueError(f"{name} must hold 1 to {MAX_PLAYERS} masks (N <= 12), got {len(seq)}")
+    masks = [check_mask(m, like, f"{name}[{k}]") for m, k in zip(seq, keys)]
+    total = np.zeros(np.shape(like), np.int16)
+    for m in masks:
+        total += m
+    if (total > 1).any():
+        for i in range(len(masks)):
+            for j in range(i + 1, len(masks)):
+                n = int((masks[i] & masks[j]).sum())
+                if n:
+                    raise ValueError(
+                        f"{name}[{keys[i]}] and {name}[{keys[j]}] overlap in {n} voxels; "
+                        "players must be disjoint"
+                    )
+    return masks
+
+
+def check_tau(tau: Any, name: str = "tau") -> float:
+    """``tau`` in (0, 1]."""
+    t = float(tau)
+    if not (0.0 < t <= 1.0):
+        raise ValueError(f"{name} must be in (0, 1], got {tau!r}")
+    return t
+
+
+def check_steps(steps: Any, name: str = "steps") -> int:
+    """An integer number of steps >= 1."""
+    if isinstance(steps, bool) or not isinstance(steps, int | np.integer):
+        raise TypeError(f"{name} must be an integer >= 1, got {steps!r}")
+    if steps < 1:
+        raise ValueError(f"{name} must be >= 1, got {steps}")
+    return int(steps)
