@@ -251,7 +251,7 @@ def _nodule_weight(
     # field = 1 on the (merged) surface; a soft one-voxel edge around it
     radius_eq = np.sqrt(1.0 / np.maximum(field, 1e-6))  # ~ distance-like in units of r
     w = np.clip((1.0 - radius_eq) * r + 0.5, 0.0, 1.0)
-    n_spikes = int(round(8 * spec.spiculation))
+    n_spikes = round(8 * spec.spiculation)
     for _ in range(n_spikes):
         u = rng.standard_normal(3)
         u /= np.linalg.norm(u)
