@@ -20,6 +20,13 @@ class LungFill:
         out[mask] = -0.7857143 + self.noise * rng.standard_normal(int(mask.sum()))
         return out
 
+    def insert(self, x, nodule, centre, tau=0.3, seed=0):
+        out = np.array(x, np.float32, copy=True)
+        vs, ps = nodule.paste_slices(centre, out.shape)
+        patch = out[vs]
+        patch[nodule.mask[ps]] = nodule.image[ps][nodule.mask[ps]]
+        return out
+
     def remove_batch(self, xs, masks, seeds):
         return np.stack([self.remove(x, m, s) for x, m, s in zip(xs, masks, seeds)])
 

@@ -291,9 +291,9 @@ def _choose_centre(
     d = depth[tuple(idx.T)]
     rel = d / max(float(depth.max()), 1e-6)
     if placement == "central":
-        pick = idx[rel >= np.quantile(rel, 0.7)] if len(idx) > 3 else idx
+        pick = idx[rel >= np.quantile(rel, 0.5)] if len(idx) > 3 else idx
     elif placement == "peripheral":
-        pick = idx[rel <= np.quantile(rel, 0.3)] if len(idx) > 3 else idx
+        pick = idx[rel <= np.quantile(rel, 0.5)] if len(idx) > 3 else idx
     else:
         pick = idx
     c = pick[rng.integers(len(pick))]
@@ -320,8 +320,8 @@ def make_phantom(
             ``placement`` keeps the anatomy (body, lungs, vessels, ribs, texture) identical.
         nodules: explicit nodule specs (each with its own ``placement``).
         placement: placement of the random nodules: ``"uniform"`` over allowed lung voxels,
-            ``"central"`` (deepest 30% of allowed centres by distance to the lung boundary) or
-            ``"peripheral"`` (shallowest 30%).
+            ``"central"`` (deeper half of allowed centres by distance to the lung boundary) or
+            ``"peripheral"`` (shallower half).
 
     Nodules never touch the lung boundary, the vessel tree or each other (>= 2 voxels apart);
     a nodule that does not fit is dropped (``len(phantom.nodules)`` says how many were placed).
@@ -479,7 +479,7 @@ def nodule_library(
     seed: int = 0,
     *,
     kinds: Sequence[str] | None = None,
-    radius: tuple[float, float] = (2.0, 3.0),
+    radius: tuple[float, float] = (1.5, 2.5),
 ) -> list[NoduleTemplate]:
     """``n`` nodule templates for insertion (SNAP): windowed patches over a flat -850 HU lung.
 
@@ -498,7 +498,7 @@ def nodule_library(
         spec = NoduleSpec(
             radius=float(rng.uniform(*radius)),
             kind=kind,
-            spiculation=float(rng.uniform(0, 0.6) if kind == "solid" else 0.0),
+            spiculation=float(rng.uniform(0, 0.3) if kind == "solid" else 0.0),
         )
         half = int(np.ceil(spec.radius * 2.6 + 2))
         p = 2 * half + 1
