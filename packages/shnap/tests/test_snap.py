@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from shnap._snap import SnapMap, check_insertion, hc3_ols, insertion_grid, snap_grid
 from shnap._oracle import OracleRisk
+from shnap._snap import SnapMap, check_insertion, hc3_ols, insertion_grid, snap_grid
 from shnap._world import make_phantom, nodule_library
 
 

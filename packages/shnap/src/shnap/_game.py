@@ -254,7 +254,7 @@ def _coalition_seed(seed: int, s: int, k: int) -> int:
 
 
 def shnap(
-    model: RiskModel | Callable[..., Any],
+    model: RiskModel | Callable[..., Any] | Mapping[str, Any],
     x: np.ndarray,
     players: Sequence[np.ndarray] | Mapping[str, np.ndarray],
     editor: Editor,
@@ -263,7 +263,7 @@ def shnap(
     seed: int = 0,
     dilate: int = 1,
     batch_size: int = 16,
-) -> Attribution:
+) -> Any:
     """Exact SHNAP of ``model`` on volume ``x`` over object ``players`` edited by ``editor``.
 
     Args:
@@ -278,7 +278,9 @@ def shnap(
         seed: base seed of the edits.
 
     Returns:
-        :class:`Attribution` with ``sv``, ``sii``, ``phi``, ``phi_pair``, ``r2``.
+        :class:`Attribution` with ``sv``, ``sii``, ``phi``, ``phi_pair``, ``r2``; its
+        ``extra["locality_violations"]`` counts edited voxels outside the fill masks (0 for a
+        local editor). A mapping of models gives a dict of attributions from the same edits.
     """
     t0 = time.perf_counter()
     x = check_volume(x, "x")
@@ -309,8 +311,11 @@ def shnap(
             removed = ndimage.binary_dilation(removed, structure, iterations=int(dilate))
         removed &= ~kept
         jobs.extend((s, kk, removed) for kk in range(k))
-    values = np.empty((k, 2**n), np.float64)
-    values[:, full] = evaluate_model(model, x[None])[0]
+    models = dict(model) if isinstance(model, Mapping) else {"model": model}
+    values = {m: np.empty((k, 2**n), np.float64) for m in models}
+    for m, f in models.items():
+        values[m][:, full] = evaluate_model(f, x[None])[0]
+    violations = 0
     for start in range(0, len(jobs), batch_size):
         chunk = jobs[start : start + batch_size]
         xs = np.repeat(x[None], len(chunk), axis=0)
@@ -322,15 +327,23 @@ def shnap(
                 f"editor {getattr(editor, 'name', editor)!r} returned shape {edited.shape}, "
                 f"expected {xs.shape}"
             )
-        out = evaluate_model(model, edited)
-        for (s, kk, _), val in zip(chunk, out):
-            values[kk, s] = val
+        violations += int(np.count_nonzero((edited != xs) & ~ms))
+        for m, f in models.items():
+            out = evaluate_model(f, edited)
+            for (s, kk, _), val in zip(chunk, out):
+                values[m][kk, s] = val
     name = str(getattr(editor, "name", type(editor).__name__))
-    return _attribution_from_values(values, names, name, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    result = {}
+    for m in models:
+        att = _attribution_from_values(values[m], names, name, seconds)
+        att.extra.update(locality_violations=violations, n_edits=len(jobs))
+        result[m] = att
+    return result if isinstance(model, Mapping) else result["model"]
 
 
 def gshnap(
-    model: RiskModel | Callable[..., Any],
+    model: RiskModel | Callable[..., Any] | Mapping[str, Any],
     x: np.ndarray,
     regions: Sequence[np.ndarray] | Mapping[str, np.ndarray],
     editor: Editor,
@@ -338,7 +351,7 @@ def gshnap(
     *,
     seed: int = 0,
     batch_size: int = 16,
-) -> Attribution:
+) -> Any:
     """gSHNAP: :func:`shnap` over arbitrary disjoint regions (lobes, shells, boxes), inpainted
     exactly as given (no dilation, so neighbouring regions stay untouched)."""
     return shnap(model, x, regions, editor, k, seed=seed, dilate=0, batch_size=batch_size)

@@ -21,7 +21,7 @@ With the nodule interaction the distance columns of the nodules are centred, so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,15 +143,16 @@ class SnapMap:
     nodule: np.ndarray
     case: np.ndarray
     base: np.ndarray
+    locality_violations: int = 0
 
     @staticmethod
     def concat(maps: Sequence[SnapMap]) -> SnapMap:
         """One map from several (case ids are kept as given)."""
         if not maps:
             raise ValueError("maps must hold at least one SnapMap, got none")
-        return SnapMap(
-            *(np.concatenate([getattr(m, f) for m in maps]) for f in SnapMap.__dataclass_fields__)
-        )
+        fields = [f for f in SnapMap.__dataclass_fields__ if f != "locality_violations"]
+        arrays = {f: np.concatenate([getattr(m, f) for m in maps]) for f in fields}
+        return SnapMap(**arrays, locality_violations=sum(m.locality_violations for m in maps))
 
     def design(
         self, *, by_lobe: bool = False, by_nodule: bool = False
@@ -217,7 +218,7 @@ class SnapMap:
 
 
 def snap_grid(
-    model: Callable[..., Any],
+    model: Callable[..., Any] | Mapping[str, Any],
     x: np.ndarray,
     lung_mask: np.ndarray,
     library: Sequence[NoduleTemplate],
@@ -232,12 +233,14 @@ def snap_grid(
     case: int = 0,
     max_points: int | None = None,
     batch_size: int = 16,
-) -> SnapMap:
+) -> Any:
     """SNAP sweep of every library nodule over the insertion grid of one case.
 
     ``avoid`` is the union of objects to keep away from (nodules, electrodes, vessels);
     ``max_points`` subsamples the grid per nodule (seeded). ``editor.insert(x, nodule, centre,
-    tau, seed)`` does the edit; ``psi`` is the model's logit change.
+    tau, seed)`` does the edit; ``psi`` is the model's logit change. A mapping of models gives a
+    dict of maps from the same edits; ``locality_violations`` counts edited voxels outside the
+    pasted nodule dilated by one voxel (0 for a local editor).
     """
     x = check_volume(x, "x")
     lung = check_mask(lung_mask, x, "lung_mask")
@@ -249,7 +252,8 @@ def snap_grid(
         raise ValueError("library must hold at least one NoduleTemplate, got none")
     depth = boundary_distance(lung)
     lobe_arr = np.zeros(x.shape, np.int8) if lobe is None else np.asarray(lobe)
-    base = float(evaluate_model(model, x[None])[0])
+    models = dict(model) if isinstance(model, Mapping) else {"model": model}
+    base = {m: float(evaluate_model(f, x[None])[0]) for m, f in models.items()}
     rng = np.random.default_rng([seed, case])
     centres, nods = [], []
     for t, tmpl in enumerate(library):
@@ -260,29 +264,31 @@ def snap_grid(
         nods.extend([t] * len(grid))
     if not centres:
         raise ValueError("no valid insertion centre: the lungs are too small or too crowded")
-    psi = np.empty(len(centres))
+    psi = {m: np.empty(len(centres)) for m in models}
+    violations = 0
     for start in range(0, len(centres), batch_size):
         idx = range(start, min(start + batch_size, len(centres)))
-        edited = np.stack(
-            [
-                editor.insert(
-                    x,
-                    library[nods[i]],
-                    tuple(int(v) for v in centres[i]),
-                    tau=tau,
-                    seed=seed * 100_003 + i,
-                )
-                for i in idx
-            ]
-        )
-        psi[start : start + len(idx)] = evaluate_model(model, edited) - base
+        edited, allowed = [], []
+        for i in idx:
+            c = tuple(int(v) for v in centres[i])
+            edited.append(editor.insert(x, library[nods[i]], c, tau=tau, seed=seed * 100_003 + i))
+            allowed.append(ndimage.binary_dilation(library[nods[i]].placed_mask(c, x.shape), _CUBE))
+        batch = np.stack(edited).astype(np.float32)
+        violations += int(np.count_nonzero((batch != x[None]) & ~np.stack(allowed)))
+        for m, f in models.items():
+            psi[m][start : start + len(idx)] = evaluate_model(f, batch) - base[m]
     cs = np.array(centres, np.int64)
-    return SnapMap(
-        centres=cs,
-        psi=psi,
-        distance=depth[tuple(cs.T)].astype(np.float64),
-        lobe=lobe_arr[tuple(cs.T)].astype(np.int64),
-        nodule=np.array(nods, np.int64),
-        case=np.full(len(cs), case, np.int64),
-        base=np.full(len(cs), base),
-    )
+    maps = {
+        m: SnapMap(
+            centres=cs,
+            psi=psi[m],
+            distance=depth[tuple(cs.T)].astype(np.float64),
+            lobe=lobe_arr[tuple(cs.T)].astype(np.int64),
+            nodule=np.array(nods, np.int64),
+            case=np.full(len(cs), case, np.int64),
+            base=np.full(len(cs), base[m]),
+            locality_violations=violations,
+        )
+        for m in models
+    }
+    return maps if isinstance(model, Mapping) else maps["model"]
