@@ -1,3 +1,76 @@
-"""shnap: interventional audits of 3D image risk models (SHNAP / SNAP, arXiv 2602.02560)."""
+"""shnap: interventional audits of 3D image risk models (SHNAP / SNAP, arXiv 2602.02560).
 
-__version__ = "0.1.0"
+Audit any volume -> risk model by editing objects out of (or into) the volume with an
+inpainting editor that never touches voxels outside the edit: exact per-object Shapley values
+and pairwise interactions (:func:`shnap`, :func:`gshnap` for any region), insertion sweeps with
+a radial regression (:func:`snap_grid`), a synthetic CT-like world with a ground-truth oracle
+(:func:`make_phantom`, :class:`OracleRisk`) and a deliberately flawed CNN to audit
+(:class:`RiskCNN3D`). The method is reconstructed from the paper (Sobieski, Grzywaczewski et
+al., ICML 2026); the paper's code is not released.
+"""
+
+from importlib.metadata import version as _version
+from pathlib import Path as _Path
+
+from ._cnn import CNNConfig as CNNConfig
+from ._cnn import RiskCNN3D as RiskCNN3D
+from ._cnn import train_risk_cnn as train_risk_cnn
+from ._game import Attribution as Attribution
+from ._game import Editor as Editor
+from ._game import exact_sv_sii as exact_sv_sii
+from ._game import gshnap as gshnap
+from ._game import lmpi_fit as lmpi_fit
+from ._game import shnap as shnap
+from ._models import CallableRiskModel as CallableRiskModel
+from ._models import RiskModel as RiskModel
+from ._models import SubprocessRiskModel as SubprocessRiskModel
+from ._oracle import OracleRisk as OracleRisk
+from ._snap import RadialFit as RadialFit
+from ._snap import SnapMap as SnapMap
+from ._snap import snap_grid as snap_grid
+from ._world import NoduleSpec as NoduleSpec
+from ._world import NoduleTemplate as NoduleTemplate
+from ._world import Phantom as Phantom
+from ._world import find_nodules as find_nodules
+from ._world import make_phantom as make_phantom
+from ._world import nodule_free_crops as nodule_free_crops
+from ._world import nodule_library as nodule_library
+from ._world import unwindow as unwindow
+from ._world import window as window
+
+
+def sybil_adapter_path() -> _Path:
+    """Path of the Sybil adapter script (run it in a Sybil environment behind
+    :class:`SubprocessRiskModel`; see its docstring and the README)."""
+    return _Path(__file__).parent / "adapters" / "sybil_adapter.py"
+
+
+__all__ = [
+    "Attribution",
+    "CNNConfig",
+    "CallableRiskModel",
+    "Editor",
+    "NoduleSpec",
+    "NoduleTemplate",
+    "OracleRisk",
+    "Phantom",
+    "RadialFit",
+    "RiskCNN3D",
+    "RiskModel",
+    "SnapMap",
+    "SubprocessRiskModel",
+    "exact_sv_sii",
+    "find_nodules",
+    "gshnap",
+    "lmpi_fit",
+    "make_phantom",
+    "nodule_free_crops",
+    "nodule_library",
+    "shnap",
+    "snap_grid",
+    "sybil_adapter_path",
+    "train_risk_cnn",
+    "unwindow",
+    "window",
+]
+__version__ = _version("shnap")

@@ -36,6 +36,7 @@ __all__ = [
     "make_phantom",
     "nodule_free_crops",
     "nodule_library",
+    "random_lung_rois",
     "random_nodule_specs",
     "unwindow",
     "window",
@@ -565,3 +566,27 @@ def find_nodules(image: np.ndarray, region: np.ndarray, *, min_voxels: int = 4) 
         return []
     counts = np.bincount(labels.ravel(), minlength=k + 1)
     return [labels == j for j in range(1, k + 1) if counts[j] >= min_voxels]
+
+
+def random_lung_rois(
+    phantom: Phantom, n: int, *, radius: float = 2.0, seed: int = 0, min_distance: int = 2
+) -> list[np.ndarray]:
+    """``n`` disjoint ball-shaped lung ROIs (``radius`` voxels) at least ``min_distance`` voxels
+    from the objects and vessels: the "random region" players of the shortcut audit."""
+    rng = np.random.default_rng([seed, phantom.seed, 13])
+    blocked = ndimage.binary_dilation(
+        phantom.objects() | phantom.vessel_mask, iterations=int(min_distance)
+    )
+    pts = np.stack(np.meshgrid(*[np.arange(s) for s in phantom.shape], indexing="ij"), -1)
+    out: list[np.ndarray] = []
+    depth = boundary_distance(phantom.lung_mask)
+    for _ in range(n):
+        far = ndimage.distance_transform_edt(~blocked) > radius + 0.5
+        cand = np.argwhere((depth > radius + 0.5) & far)
+        if len(cand) == 0:
+            raise ValueError(f"no room for {n} lung ROIs of radius {radius} in this phantom")
+        c = cand[rng.integers(len(cand))]
+        roi = (np.linalg.norm(pts - c, axis=-1) <= radius) & phantom.lung_mask
+        out.append(roi)
+        blocked |= ndimage.binary_dilation(roi, iterations=int(min_distance))
+    return out
