@@ -222,7 +222,7 @@ def train_risk_cnn(
             loss.backward()
             opt.step()
             sched.step()
-            loss_val = float(loss)
+            loss_val = float(loss.detach())
     model.eval()
     with torch.no_grad():
         logits = torch.cat([model(x[i : i + 128]) for i in range(0, len(x), 128)]).numpy()

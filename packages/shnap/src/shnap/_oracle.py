@@ -7,8 +7,8 @@ For one case (its known lung mask and vessel tree) the oracle finds the nodules 
 .. math:: \\text{logit} = \\mu + \\sum_i g(V_i, s_i, c_i) + b \\sum_{i<j} 1[V_i, V_j \\ge V_L]
 
 with ``V`` the component volume (voxels), ``s`` its spiculation (the fraction of voxels removed
-by a one-voxel binary opening: thin spikes vanish, a round core survives), ``c`` calcified (mean
-> 250 HU) and
+by a one-voxel binary opening: thin spikes vanish, a round core survives), ``c`` calcified (its brightest
+voxel > 250 HU; solid nodules stay near 0 HU) and
 
 .. math:: g = -0.3 \\text{ if calcified, else } q\\,(0.45\\,d - 1) + 2 s,
     \\quad d = (6V/\\pi)^{1/3},\\; q = \\mathrm{clip}((\\bar h + 700)/700, 0.3, 1)
@@ -98,8 +98,9 @@ class OracleRisk:
             vol = int(comp.sum())
             opened = ndimage.binary_opening(comp, _OPEN)
             spic = 1.0 - float(opened.sum()) / vol
-            mean_hu = float(unwindow(image[comp]).mean())
-            calc = mean_hu > 250.0
+            hu = unwindow(image[comp])
+            mean_hu = float(hu.mean())
+            calc = bool(hu.max() > 250.0)
             if calc:
                 g = -0.3
             else:
