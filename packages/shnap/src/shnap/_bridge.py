@@ -1,0 +1,512 @@
+"""The generative editor: a 3D Brownian diffusion bridge that inpaints inside a mask only.
+
+The measurement is everything outside the mask, taken noiselessly (System-embedded Diffusion
+Bridge, SDB, NeurIPS 2025; used as the editor of S(H)NAP, arXiv 2602.02560). Inside the mask a
+Brownian bridge runs from the clean volume x0 (t = 0) to a degraded x1 (t = 1): the mask filled
+with the mean of its 1-voxel shell plus white noise,
+
+    x1 = shell_mean(x0, M) + σ1 ε1,
+    x_t = (1 − t) x0 + t x1 + σ √(t (1 − t)) ε       inside M;  x_t = x0 outside M.
+
+A :class:`~shnap._unet.UNet3D` predicts x0 from ``(x_t, M, t)``, trained with an L1 loss on the
+masked voxels of nodule-free 16³ crops with random metaball masks. Sampling starts at t = 1 and
+takes ``steps`` equal steps t → s of the bridge posterior given the predicted x̂0,
+
+    x_s = x̂0 + (s / t)(x_t − x̂0) + σ √(s (t − s) / t) ε,
+
+which is the exact law of x_s given x_t and x0 for this bridge (whatever the law of x1). After
+every step the voxels outside M are reset to the input, so an edit is bit-identical to its input
+outside the mask by construction (spec item 2).
+
+Insertion (SNAP) pastes a nodule template at a centre, draws x_τ from the bridge marginal on the
+template mask dilated by one voxel, and runs the same sampler from τ to 0.
+
+The network runs on crops: each cluster of mask components gets its own box (bounding box plus
+``margin``, at least ``crop`` voxels, a multiple of 4), boxes of one shape are batched, and
+identical jobs (same crop, mask and seed) are computed once. The noise of a job is drawn from a
+generator seeded by ``(seed, box corner)``, so it does not depend on the batch it comes in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from scipy import ndimage
+from torch.nn import functional as F
+
+from shnap._checks import check_mask, check_steps, check_tau, check_volume
+from shnap._unet import UNet3D
+
+__all__ = [
+    "Bridge",
+    "BridgeConfig",
+    "TrainConfig",
+    "bridge_marginal",
+    "bridge_step",
+    "crop_boxes",
+    "random_metaball_mask",
+    "shell_mean",
+]
+
+_CODE_VERSION = 1
+_STRUCT = ndimage.generate_binary_structure(3, 3)
+
+
+# --------------------------------------------------------------------------------------------
+# the bridge's closed forms
+def bridge_marginal(x0: Any, x1: Any, t: Any, sigma: float, eps: Any) -> Any:
+    """``x_t = (1 − t) x0 + t x1 + σ √(t (1 − t)) ε`` (numpy or torch, broadcasting ``t``)."""
+    root = (t * (1 - t)) ** 0.5
+    return (1 - t) * x0 + t * x1 + sigma * root * eps
+
+
+def bridge_step(x_t: Any, x0_hat: Any, t: Any, s: Any, sigma: float, eps: Any) -> Any:
+    """One posterior step t → s < t: ``x̂0 + (s/t)(x_t − x̂0) + σ √(s (t − s) / t) ε``.
+
+    For the bridge above this is the exact law of ``x_s`` given ``x_t`` and ``x0 = x̂0``:
+    mean ``x0 + (s/t)(x_t − x0)``, variance ``σ² s (t − s) / t``.
+    """
+    return x0_hat + (s / t) * (x_t - x0_hat) + sigma * (s * (t - s) / t) ** 0.5 * eps
+
+
+def shell_mean(x: np.ndarray, mask: np.ndarray) -> float:
+    """Mean of ``x`` over the 1-voxel shell of ``mask`` (26-connected dilation minus the mask)."""
+    shell = ndimage.binary_dilation(mask, _STRUCT) & ~mask
+    if not shell.any():
+        raise ValueError("mask covers the whole volume: no shell voxels to fill from")
+    return float(x[shell].mean(dtype=np.float64))
+
+
+def random_metaball_mask(
+    shape: Sequence[int],
+    rng: np.random.Generator,
+    radius: tuple[float, float] = (2.0, 5.0),
+    margin: int = 1,
+) -> np.ndarray:
+    """A random metaball: ``Σ_i r_i² / |p − c_i|² ≥ 1`` over 1–3 balls around a random centre.
+
+    The radii are uniform in ``radius`` (nodules of radius 1.5–4 voxels dilated by one); the
+    mask is kept ``margin`` voxels inside the box so that it always has a shell.
+    """
+    shape = tuple(int(s) for s in shape)
+    grid = np.stack(np.meshgrid(*[np.arange(s, dtype=np.float32) for s in shape], indexing="ij"))
+    for _ in range(100):
+        k = int(rng.integers(1, 4))
+        r = rng.uniform(*radius, size=k)
+        r[1:] *= rng.uniform(0.4, 0.8, size=k - 1)
+        lo = np.array([margin + r[0]] * 3)
+        hi = np.array(shape, dtype=np.float64) - 1 - margin - r[0]
+        if np.any(hi < lo):
+            raise ValueError(f"shape {shape} too small for radius {radius} and margin {margin}")
+        c0 = rng.uniform(lo, hi)
+        centres = c0 + rng.normal(0, 1, (k, 3)) * r[0] * 0.6
+        field_ = np.zeros(shape, np.float32)
+        for ci, ri in zip(centres, r):
+            d2 = ((grid - ci[:, None, None, None].astype(np.float32)) ** 2).sum(0)
+            field_ += np.float32(ri**2) / np.maximum(d2, 1e-3)
+        m = field_ >= 1.0
+        inner = np.zeros(shape, bool)
+        inner[tuple(slice(margin, s - margin) for s in shape)] = True
+        if m.any() and not (m & ~inner).any():
+            return m
+    raise RuntimeError("could not draw a metaball mask inside the box")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------------------------
+# crops
+def crop_boxes(mask: np.ndarray, margin: int = 3, crop: int = 16) -> list[tuple[np.ndarray, tuple]]:
+    """Boxes covering the mask: ``(component mask, (corner, size))`` per cluster of components.
+
+    Components whose boxes (bounding box ± ``margin``) overlap are merged. Each box has sides
+    ``max(crop, 4·⌈(extent + 2·margin)/4⌉)``, is centred on its cluster and shifted inside the
+    volume where the volume is large enough (otherwise it sticks out and is edge-padded).
+    """
+    labels, _ = ndimage.label(mask, _STRUCT)
+    slices = ndimage.find_objects(labels)
+    boxes = [
+        [np.array([s.start for s in sl]) - margin, np.array([s.stop for s in sl]) + margin, [j + 1]]
+        for j, sl in enumerate(slices)
+        if sl is not None
+    ]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                if np.all(a[0] < b[1]) and np.all(b[0] < a[1]):
+                    boxes[i] = [np.minimum(a[0], b[0]), np.maximum(a[1], b[1]), a[2] + b[2]]
+                    del boxes[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    out = []
+    shape = np.array(mask.shape)
+    for lo, hi, labs in boxes:
+        extent = hi - lo
+        size = np.maximum(crop, 4 * np.ceil(extent / 4).astype(int))
+        centre = (lo + hi) // 2
+        corner = centre - size // 2
+        inside = size <= shape
+        corner = np.where(inside, np.clip(corner, 0, shape - size), corner)
+        comp = np.isin(labels, labs)
+        out.append((comp, (tuple(int(c) for c in corner), tuple(int(s) for s in size))))
+    return out
+
+
+def _extract(x: np.ndarray, corner: Sequence[int], size: Sequence[int], mode: str) -> np.ndarray:
+    pads, sl = [], []
+    for c, s, n in zip(corner, size, x.shape):
+        a, b = max(c, 0), min(c + s, n)
+        pads.append((a - c, c + s - b))
+        sl.append(slice(a, b))
+    part = x[tuple(sl)]
+    if any(p != (0, 0) for p in pads):
+        part = np.pad(part, pads, mode=mode)
+    return part
+
+
+def _paste(out: np.ndarray, sub: np.ndarray, submask: np.ndarray, corner: Sequence[int]) -> None:
+    vs, ps = [], []
+    for c, s, n in zip(corner, sub.shape, out.shape):
+        a, b = max(c, 0), min(c + s, n)
+        vs.append(slice(a, b))
+        ps.append(slice(a - c, b - c))
+    region = out[tuple(vs)]
+    m = submask[tuple(ps)]
+    region[m] = sub[tuple(ps)][m]
+
+
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BridgeConfig:
+    """The bridge's process and sampler: noise scales, sampler steps, crop geometry, precision."""
+
+    sigma: float = 0.2
+    sigma1: float = 0.05
+    steps: int = 50
+    widths: tuple[int, int, int] = (16, 32, 64)
+    margin: int = 3
+    crop: int = 16
+    bf16: bool = True
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training of the bridge's UNet (its hash, with :class:`BridgeConfig`'s, keys the cache)."""
+
+    n_crops: int = 4000
+    steps: int = 1500
+    batch_size: int = 32
+    lr: float = 2e-3
+    seed: int = 0
+    radius: tuple[float, float] = (2.0, 5.0)
+
+
+def _key(*configs: Any) -> str:
+    blob = json.dumps([asdict(c) for c in configs] + [_CODE_VERSION], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class _Job:
+    x: np.ndarray  # crop of the input
+    m: np.ndarray  # crop of the mask (bool)
+    noise: np.ndarray  # (n_noise, *shape) float32
+    start: np.ndarray  # initial state x_{t0}
+
+
+def _torch_shell_mean(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """Per-item shell mean for a (B, 1, ...) batch (26-neighbour dilation by max pooling)."""
+    dil = F.max_pool3d(m, 3, stride=1, padding=1)
+    shell = dil - m
+    return (x * shell).sum(dim=(1, 2, 3, 4)) / shell.sum(dim=(1, 2, 3, 4)).clamp_min(1.0)
+
+
+class Bridge:
+    """The diffusion-bridge editor (an ``Editor``): ``remove``, ``remove_batch``, ``insert``.
+
+    Args:
+        unet: a trained :class:`UNet3D` (predicts x0); a fresh one when omitted.
+        config: the bridge's :class:`BridgeConfig`.
+
+    Build it with :meth:`train`, :meth:`load` or :meth:`pretrained` (cached training on the
+    synthetic world's nodule-free crops).
+    """
+
+    name = "bridge"
+
+    def __init__(self, unet: UNet3D | None = None, config: BridgeConfig = BridgeConfig()) -> None:
+        self.config = config
+        self.unet = unet if unet is not None else UNet3D(config.widths)
+        self.unet.eval()
+        self.record: dict[str, Any] = {}
+
+    # -- training -----------------------------------------------------------------------------
+    @classmethod
+    def train(
+        cls,
+        crops: np.ndarray,
+        train: TrainConfig = TrainConfig(),
+        config: BridgeConfig = BridgeConfig(),
+        progress: Callable[[int], None] | None = None,
+    ) -> Bridge:
+        """Fit the UNet on ``crops`` (n, D, H, W) windowed, with random metaball masks.
+
+        Each step draws a batch of crops (random flips and axis permutations), a metaball
+        mask per crop, ``t ~ U(0, 1)``, and the bridge state x_t; the loss is the mean absolute
+        error of x̂0 on the masked voxels. Adam with a cosine-decayed learning rate.
+        """
+        crops = np.asarray(crops, np.float32)
+        if crops.ndim != 4 or min(crops.shape[1:]) < 8:
+            raise ValueError(f"crops must be (n, D, H, W) with sides >= 8, got {crops.shape}")
+        if any(s % 4 for s in crops.shape[1:]):
+            raise ValueError(f"crops sides must be multiples of 4, got {crops.shape[1:]}")
+        check_steps(train.steps, "train.steps")
+        torch.manual_seed(train.seed)
+        rng = np.random.default_rng([train.seed, 5])
+        pool = np.stack(
+            [random_metaball_mask(crops.shape[1:], rng, train.radius) for _ in range(512)]
+        )
+        data = torch.from_numpy(crops)[:, None]
+        masks = torch.from_numpy(pool)[:, None].float()
+        net = UNet3D(config.widths)
+        opt = torch.optim.Adam(net.parameters(), lr=train.lr)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, train.steps)
+        net.train()
+        losses = []
+        t0 = time.perf_counter()
+        for _ in range(train.steps):
+            idx = torch.from_numpy(rng.integers(0, len(data), train.batch_size))
+            midx = torch.from_numpy(rng.integers(0, len(masks), train.batch_size))
+            x0, m = data[idx], masks[midx]
+            dims = [d for d in (2, 3, 4) if rng.random() < 0.5]
+            if dims:
+                x0 = torch.flip(x0, dims)
+            perm = [0, 1, *(2 + rng.permutation(3))]
+            x0 = x0.permute(*perm).contiguous()
+            m = torch.flip(m, [d for d in (2, 3, 4) if rng.random() < 0.5]).contiguous()
+            t = torch.rand(train.batch_size)
+            tt = t[:, None, None, None, None]
+            x1 = _torch_shell_mean(x0, m)[
+                :, None, None, None, None
+            ] + config.sigma1 * torch.randn_like(x0)
+            xt = bridge_marginal(x0, x1, tt, config.sigma, torch.randn_like(x0))
+            xt = torch.where(m > 0, xt, x0)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+                pred = net(xt, m, t)
+            loss = ((pred.float() - x0).abs() * m).sum() / m.sum()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(float(loss.detach()))
+            if progress is not None:
+                progress(1)
+        net.eval()
+        bridge = cls(net, config)
+        tail = losses[-max(1, len(losses) // 10) :]
+        bridge.record = {
+            "train": asdict(train),
+            "seconds": time.perf_counter() - t0,
+            "loss_first": float(np.mean(losses[: max(1, len(losses) // 10)])),
+            "loss_last": float(np.mean(tail)),
+            "threads": torch.get_num_threads(),
+        }
+        return bridge
+
+    @classmethod
+    def pretrained(
+        cls,
+        train: TrainConfig = TrainConfig(),
+        config: BridgeConfig = BridgeConfig(),
+        *,
+        cache: bool = True,
+        progress: Callable[[int], None] | None = None,
+    ) -> Bridge:
+        """The bridge trained on ``nodule_free_crops(train.n_crops, 16, train.seed)``, cached
+        under ``$SHNAP_CACHE`` (default ``~/.cache/shnap``) by the hash of both configs."""
+        from shnap._cnn import cache_dir
+        from shnap._world import nodule_free_crops
+
+        path = cache_dir() / f"bridge-{_key(train, config)}.pt"
+        if cache and path.is_file():
+            bridge = cls.load(path)
+            bridge.record["cached"] = True
+            return bridge
+        crops = nodule_free_crops(train.n_crops, size=16, seed=train.seed)
+        bridge = cls.train(crops, train, config, progress)
+        bridge.record["cached"] = False
+        if cache:
+            bridge.save(path)
+        return bridge
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights, the config and the training record to ``path`` (torch format)."""
+        cfg = asdict(self.config)
+        torch.save({"state": self.unet.state_dict(), "config": cfg, "record": self.record}, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Bridge:
+        """Read a bridge written by :meth:`save`."""
+        blob = torch.load(path, map_location="cpu", weights_only=False)
+        cfg = dict(blob["config"])
+        cfg["widths"] = tuple(cfg["widths"])
+        config = BridgeConfig(**cfg)
+        unet = UNet3D(config.widths)
+        unet.load_state_dict(blob["state"])
+        bridge = cls(unet, config)
+        bridge.record = dict(blob.get("record", {}))
+        return bridge
+
+    # -- editing ------------------------------------------------------------------------------
+    def remove(
+        self, x: np.ndarray, mask: np.ndarray, seed: int = 0, steps: int | None = None
+    ) -> np.ndarray:
+        """Inpaint ``mask`` of volume ``x`` (windowed, (D, H, W)) from t = 1; voxels outside
+        ``mask`` are returned bit-identical."""
+        x = check_volume(x, "x")
+        mask = check_mask(mask, x, "mask")
+        return self.remove_batch(x[None], mask[None], [seed], steps=steps)[0]
+
+    def remove_batch(
+        self,
+        xs: np.ndarray,
+        masks: np.ndarray,
+        seeds: Sequence[int],
+        steps: int | None = None,
+    ) -> np.ndarray:
+        """:meth:`remove` for a batch ``(B, D, H, W)`` of volumes, masks and seeds, batched over
+        all crops of all items (one network call per step and crop shape)."""
+        xs = np.asarray(xs)
+        if xs.ndim != 4:
+            raise ValueError(f"xs must be a batch of 3D volumes (B, D, H, W), got shape {xs.shape}")
+        xs = np.stack([check_volume(x, f"xs[{i}]") for i, x in enumerate(xs)])
+        masks = np.asarray(masks)
+        if masks.shape != xs.shape:
+            raise ValueError(f"masks must have shape {xs.shape}, got {masks.shape}")
+        ms = [check_mask(m, x, f"masks[{i}]") for i, (m, x) in enumerate(zip(masks, xs))]
+        if len(seeds) != len(xs):
+            raise ValueError(f"seeds must have {len(xs)} entries, got {len(seeds)}")
+        steps = check_steps(self.config.steps if steps is None else steps, "steps")
+        out = xs.copy()
+        placements: list[tuple[int, np.ndarray, tuple]] = []
+        jobs: list[_Job] = []
+        index: dict[bytes, int] = {}
+        which: list[int] = []
+        for b, (x, m, seed) in enumerate(zip(xs, ms, seeds)):
+            for comp, (corner, size) in crop_boxes(m, self.config.margin, self.config.crop):
+                xc = _extract(x, corner, size, "edge")
+                mc = _extract(comp, corner, size, "constant")
+                key = hashlib.blake2b(
+                    xc.tobytes() + mc.tobytes() + repr((int(seed), corner, size)).encode()
+                ).digest()
+                if key not in index:
+                    index[key] = len(jobs)
+                    jobs.append(self._removal_job(xc, mc, int(seed), corner, steps))
+                which.append(index[key])
+                placements.append((b, mc, corner))
+        results = self._run(jobs, 1.0, steps)
+        for (b, mc, corner), j in zip(placements, which):
+            _paste(out[b], results[j], mc, corner)
+        return out
+
+    def _removal_job(
+        self, xc: np.ndarray, mc: np.ndarray, seed: int, corner: tuple, steps: int
+    ) -> _Job:
+        rng = np.random.default_rng([seed & 0xFFFFFFFF, *(c + 1000 for c in corner)])
+        noise = rng.standard_normal((steps + 1, *xc.shape), dtype=np.float32)
+        fill = np.float32(shell_mean(xc, mc))
+        x1 = np.where(mc, fill + np.float32(self.config.sigma1) * noise[0], xc).astype(np.float32)
+        return _Job(xc, mc, noise[1:], x1)
+
+    def insert(
+        self,
+        x: np.ndarray,
+        nodule: Any,
+        centre: Sequence[int],
+        tau: float = 0.3,
+        seed: int = 0,
+        steps: int | None = None,
+    ) -> np.ndarray:
+        """Paste ``nodule`` (a ``NoduleTemplate``) with its patch centre on ``centre``, draw
+        x_τ from the bridge marginal on the pasted mask dilated by one voxel, and run the
+        sampler from τ to 0 in ``max(1, round(steps·τ))`` steps. Voxels outside the dilated
+        mask are returned bit-identical."""
+        x = check_volume(x, "x")
+        tau = check_tau(tau)
+        steps = check_steps(self.config.steps if steps is None else steps, "steps")
+        centre = tuple(int(c) for c in centre)
+        if len(centre) != 3 or any(not 0 <= c < n for c, n in zip(centre, x.shape)):
+            raise ValueError(f"centre must be a voxel index inside shape {x.shape}, got {centre}")
+        placed = nodule.placed_mask(centre, x.shape)
+        if not placed.any():
+            raise ValueError(f"nodule placed at {centre} covers no voxel of the volume")
+        pasted = x.copy()
+        vs, ps = nodule.paste_slices(centre, x.shape)
+        region = pasted[vs]
+        pm = nodule.mask[ps]
+        region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
+        edit = ndimage.binary_dilation(placed, _STRUCT)
+        n = max(1, round(steps * tau))
+        out = x.copy()
+        jobs, places = [], []
+        for comp, (corner, size) in crop_boxes(edit, self.config.margin, self.config.crop):
+            xc = _extract(x, corner, size, "edge")
+            pc = _extract(pasted, corner, size, "edge")
+            mc = _extract(comp, corner, size, "constant")
+            rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 7, *(c + 1000 for c in corner)])
+            noise = rng.standard_normal((n + 2, *xc.shape), dtype=np.float32)
+            fill = np.float32(shell_mean(xc, mc))
+            x1 = fill + np.float32(self.config.sigma1) * noise[0]
+            xt = bridge_marginal(pc, x1, np.float32(tau), np.float32(self.config.sigma), noise[1])
+            start = np.where(mc, xt, xc).astype(np.float32)
+            jobs.append(_Job(xc, mc, noise[2:], start))
+            places.append((mc, corner))
+        for res, (mc, corner) in zip(self._run(jobs, tau, n), places):
+            _paste(out, res, mc, corner)
+        return out
+
+    # -- the sampler --------------------------------------------------------------------------
+    @torch.inference_mode()
+    def _run(self, jobs: list[_Job], t0: float, steps: int, chunk: int = 96) -> list[np.ndarray]:
+        """Run the sampler from ``t0`` to 0 in ``steps`` equal steps for every job."""
+        results: list[np.ndarray | None] = [None] * len(jobs)
+        by_shape: dict[tuple, list[int]] = {}
+        for i, j in enumerate(jobs):
+            by_shape.setdefault(j.x.shape, []).append(i)
+        sigma = self.config.sigma
+        for ids_all in by_shape.values():
+            for a in range(0, len(ids_all), chunk):
+                ids = ids_all[a : a + chunk]
+                xin = torch.from_numpy(np.stack([jobs[i].x for i in ids]))[:, None]
+                m = torch.from_numpy(np.stack([jobs[i].m for i in ids]))[:, None]
+                mf = m.float()
+                noise = torch.from_numpy(np.stack([jobs[i].noise for i in ids], axis=1))
+                x = torch.from_numpy(np.stack([jobs[i].start for i in ids]))[:, None]
+                for k in range(steps):
+                    t = t0 * (1 - k / steps)
+                    s = t0 * (1 - (k + 1) / steps)
+                    tb = torch.full((len(ids),), t)
+                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.config.bf16):
+                        x0h = self.unet(x, mf, tb)
+                    x0h = x0h.float()
+                    if k == steps - 1:
+                        x = x0h
+                    else:
+                        x = bridge_step(x, x0h, t, s, sigma, noise[k][:, None])
+                    x = torch.where(m, x, xin)
+                xn = x[:, 0].numpy()
+                for r, i in enumerate(ids):
+                    results[i] = np.where(jobs[i].m, xn[r], jobs[i].x).astype(np.float32)
+        return results  # type: ignore[return-value]
