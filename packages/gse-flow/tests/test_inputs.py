@@ -69,7 +69,9 @@ def test_nan_through_direct_call_raises(light_model, tiny_windows, where):
 
 
 def test_bad_parametrization_and_floor():
-    with pytest.raises(ValueError, match="parametrization must be one of 'x1', 'velocity'"):
+    with pytest.raises(
+        ValueError, match="parametrization must be one of 'x1', 'x1-plain', 'velocity'"
+    ):
         g.GSEFlow(parametrization="eps", key=jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="tau_floor must be in"):
         g.GSEFlow(tau_floor=1.5, key=jax.random.PRNGKey(0))

@@ -37,7 +37,7 @@ from icml26_shared.checks import check_choice, check_finite_array, check_positiv
 
 from ._data import Windows, make_windows
 from ._layers import Graph, make_graph
-from ._model import GSEFlow, check_key
+from ._model import GSEFlow, check_key, precondition
 
 __all__ = [
     "SOLVERS",
@@ -84,10 +84,13 @@ def _prior(model: GSEFlow, batch: Windows) -> jax.Array:
 def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Array:
     """Flow-matching loss of ``model`` on a batch of windows (τ ~ U(0, 1), ε centred).
 
-    With ``parametrization="velocity"`` it is ``mean ‖v_θ(x_τ, τ) − (x1 − x0)‖²``. With ``"x1"``
-    the network predicts the endpoint and, since ``x1 − x0 = (x1 − x_τ)/(1 − τ)``, the velocity
-    error is ``(x̂₁ − x1)/(1 − τ)``; we use the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the
-    velocity loss weighted by ``(1 − τ)²`` (finite as τ → 1).
+    With ``parametrization="velocity"`` it is ``mean ‖v_θ(x_τ, τ) − (x1 − x0)‖²``. With
+    ``"x1"`` (preconditioned, ``v_θ = a(τ)(x_τ − μ) + r/√D``) it is the velocity loss weighted
+    by ``D/σ²``, ``D = τ² + (1 − τ)²``, which equals ``mean ‖r − r*‖²/σ²`` with the readout's
+    target ``r* = ((1 − τ)(x1 − μ) − τ(x0 − μ))/√D`` of unit variance at every τ (the EDM
+    weighting; D ∈ [½, 1], so it is the plain CFM loss up to a factor ≤ 2). With
+    ``"x1-plain"`` (0.2.0) it is the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the velocity
+    loss weighted by ``(1 − τ)²``.
 
     Args:
         model: the velocity network.
@@ -110,17 +113,23 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     mean = _prior(model, batch)
     x0 = mean + model.sigma * centered_noise(k_eps, x1.shape, x1.dtype)
     attr = jnp.asarray(batch.node_attr)
-    if model.parametrization == "x1":
+    if model.parametrization in ("x1", "x1-plain"):
         t = tau[:, None, None, None]
         xt = (1.0 - t) * x0 + t * x1
         pm = None if batch.prior_mean is None else mean
+        plain = model.parametrization == "x1-plain"
 
         def one(x, s, h, a, m):
-            return model.denoise(model.encode_history(h, a, graph), x, s, m)
+            cache = model.encode_history(h, a, graph)
+            return (model.denoise if plain else model.velocity)(cache, x, s, m)
 
         axes = (0, 0, 0, 0, None if pm is None else 0)
-        x1_hat = jax.vmap(one, in_axes=axes)(xt, tau, hist, attr, pm)
-        return jnp.mean(jnp.sum((x1_hat - x1) ** 2, axis=-1))
+        pred = jax.vmap(one, in_axes=axes)(xt, tau, hist, attr, pm)
+        if plain:
+            return jnp.mean(jnp.sum((pred - x1) ** 2, axis=-1))
+        _, b = precondition(t)
+        err = jnp.sum((pred - (x1 - x0)) ** 2, axis=-1) / (b[..., 0] ** 2 * model.sigma**2)
+        return jnp.mean(err)
 
     def field(xt: jax.Array, t: jax.Array) -> jax.Array:
         return jax.vmap(model, in_axes=(0, 0, 0, 0, None))(xt, t, hist, attr, graph)

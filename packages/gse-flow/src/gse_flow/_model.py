@@ -24,15 +24,26 @@ predicts the flow-matching velocity ``v_θ(x_τ, τ | history)`` of shape ``(F, 
    projection of the history features of layer ``ℓ``. The history never reads the future, so
    its encoding (all layers, keys and values) is computed once per window and cached across
    ODE steps (:meth:`GSEFlow.encode_history`).
-5. **Readout.** One ``1o`` channel per future node-frame, times ``sigma``. With
-   ``parametrization="x1"`` (default) it is the predicted endpoint's residual from the prior
-   mean μ, ``x̂₁ = μ + σ·out``, and the velocity is
+5. **Readout.** One ``1o`` channel per future node-frame, ``r = σ·out``. With
+   ``parametrization="x1"`` (default, since 0.3.0) the endpoint is predicted with an EDM-style
+   skip connection (Karras et al. 2022, written for the straight path):
 
-   .. math:: v_θ(x_τ, τ) = \\frac{x̂_1 − x_τ}{\\max(1 − τ, δ)},
+   .. math:: x̂_1 = μ + c_{skip}(τ)(x_τ − μ) + \\frac{1 − τ}{\\sqrt{D}}\\, r,\\qquad
+             c_{skip} = \\frac{τ}{D},\\quad D = τ^2 + (1 − τ)^2,
 
-   the conditional-OT field evaluated at the predicted endpoint (δ = ``tau_floor`` handles
-   τ → 1); the prior noise then never has to be cancelled by the network. With
-   ``parametrization="velocity"`` the readout is ``v_θ`` directly (the first version).
+   i.e. ``E[x1 | x_τ]`` when the residual ``x1 − μ`` is Gaussian with the prior's scale σ,
+   plus a learned correction; the velocity ``(x̂₁ − x_τ)/(1 − τ)`` then has the closed form
+
+   .. math:: v_θ(x_τ, τ) = \\frac{2τ − 1}{D}(x_τ − μ) + \\frac{r}{\\sqrt{D}},
+
+   finite on all of ``[0, 1]`` (no clipping at τ → 1) and the exact marginal field of that
+   Gaussian case when ``r = 0``. ``parametrization="x1-plain"`` is 0.2.0's version,
+   ``x̂₁ = μ + r`` and ``v = (x̂₁ − x_τ)/max(1 − τ, δ)`` (δ = ``tau_floor``): its Bayes-optimal
+   readout gives ``v ≈ 0`` at τ = 1 instead of ``E[x1 − x0 | x1]``, so Heun is only first
+   order and error stops falling, then rises, past 20 steps (``tests/test_ode_steps.py``).
+   ``parametrization="velocity"`` reads out ``v_θ = r`` directly (0.1.0). The future
+   node-frames also receive the anchor offset ``(x_τ − μ)/σ`` (a translation-invariant
+   vector) and its norm, so the network knows its prior mean (essential in enhance mode).
 
 Parity: by default the features are ``0e``, ``1o``, ``2e`` and the tensor products keep parity,
 so the network is E(3)-equivariant (reflections too, like EGNN). ``chiral=True`` adds ``1e``
@@ -69,10 +80,10 @@ from ._layers import (
     temporal_index,
 )
 
-__all__ = ["PARAMETRIZATIONS", "PRIORS", "GSEFlow", "HistoryCache", "check_key"]
+__all__ = ["PARAMETRIZATIONS", "PRIORS", "GSEFlow", "HistoryCache", "check_key", "precondition"]
 
 PRIORS = ("last", "cv")
-PARAMETRIZATIONS = ("x1", "velocity")
+PARAMETRIZATIONS = ("x1", "x1-plain", "velocity")
 
 
 def check_key(key: Any, name: str = "key") -> jax.Array:
@@ -96,6 +107,13 @@ def _is_traced(*xs: Any) -> bool:
 
 
 _N_TIME = 8
+
+
+def precondition(tau: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(a, b)`` of the ``"x1"`` velocity ``v = a(τ)(x_τ − μ) + b(τ) r``:
+    ``a = (2τ − 1)/D``, ``b = 1/√D``, ``D = τ² + (1 − τ)²`` (finite on ``[0, 1]``)."""
+    dd = tau**2 + (1.0 - tau) ** 2
+    return (2.0 * tau - 1.0) / dd, 1.0 / jnp.sqrt(dd)
 
 
 class HistoryCache(NamedTuple):
@@ -277,13 +295,14 @@ def _build_parts(
     keys = jax.random.split(key, 6 + 2 * n_layers)
     chiral = irreps.count("1e") > 0
     vec_in = e3nn.Irreps(f"{mul0}x0e+2x1o" + ("+1x1e" if chiral else ""))
+    fut_in = e3nn.Irreps(f"{mul0}x0e+3x1o" + ("+1x1e" if chiral else ""))
     return {
         "embed_scalars": eqx.nn.MLP(n_scalar, mul0, 2 * mul0, 1, jax.nn.silu, key=keys[0]),
         "embed_hist": e3nn.equinox.Linear(
             irreps_out=irreps, irreps_in=vec_in, force_irreps_out=True, key=keys[1]
         ),
         "embed_fut": e3nn.equinox.Linear(
-            irreps_out=irreps, irreps_in=vec_in, force_irreps_out=True, key=keys[2]
+            irreps_out=irreps, irreps_in=fut_in, force_irreps_out=True, key=keys[2]
         ),
         "embed_mod": _Modulation(n_inv, mul0, mul1, 32, keys[3]),
         "history_layers": [
@@ -320,9 +339,10 @@ class GSEFlow(eqx.Module):
         length_scale: scale dividing the input offset and velocity vectors (the same rule as
             the EGNN's: the RMS frame displacement, see :func:`gse_flow.prior_scale`);
             distances in the radial basis stay in the data's unit.
-        parametrization: ``"x1"`` (predict the endpoint, ``v = (x̂₁ − x_τ)/max(1 − τ, δ)``) or
-            ``"velocity"`` (predict ``v`` directly).
-        tau_floor: δ, the floor on ``1 − τ`` in the ``"x1"`` parametrisation.
+        parametrization: ``"x1"`` (endpoint with the skip connection, closed-form finite
+            velocity; default), ``"x1-plain"`` (0.2.0: ``v = (μ + r − x_τ)/max(1 − τ, δ)``) or
+            ``"velocity"`` (``v = r``).
+        tau_floor: δ, the floor on ``1 − τ`` in the ``"x1-plain"`` parametrisation.
         history_window: temporal edges of the history encoder (``None``: all frame pairs).
         future_window: temporal edges of the future decoder (frames ``t ± k``, k <= window).
         key: PRNG key.
@@ -406,7 +426,7 @@ class GSEFlow(eqx.Module):
             radial_hidden=check_positive_int(radial_hidden, "radial_hidden"),
         )
         n_scalar = self.node_attr_dim + 3 + 1 + 2
-        n_inv = _N_TIME + 2 + self.node_attr_dim
+        n_inv = _N_TIME + 3 + self.node_attr_dim
         parts = fast_init(
             _build_parts,
             key,
@@ -452,8 +472,10 @@ class GSEFlow(eqx.Module):
         node_attr: jax.Array,
         frame_offset: int,
         is_history: bool,
+        extra: jax.Array | None = None,
     ) -> tuple[e3nn.IrrepsArray, jax.Array, jax.Array]:
-        """Features of a segment ``pos`` ``(T, N, 3)``; ``prev`` is the frame before it."""
+        """Features of a segment ``pos`` ``(T, N, 3)``; ``prev`` is the frame before it;
+        ``extra`` ``(T, N, 3)`` an additional input vector (the future's anchor offset)."""
         T, N, _ = pos.shape
         dtype = pos.dtype
         offset = (pos - anchor[None]) / self.length_scale
@@ -473,8 +495,12 @@ class GSEFlow(eqx.Module):
             axis=-1,
         ).reshape(T * N, -1)
         s = jax.vmap(self.embed_scalars)(scal).reshape(T, N, -1)
-        vecs = jnp.stack([offset, vel], axis=-2).reshape(T, N, 6)
-        parts = [e3nn.IrrepsArray(f"{s.shape[-1]}x0e", s), e3nn.IrrepsArray("2x1o", vecs)]
+        vlist = [offset, vel] if extra is None else [offset, vel, extra]
+        vecs = jnp.stack(vlist, axis=-2).reshape(T, N, 3 * len(vlist))
+        parts = [
+            e3nn.IrrepsArray(f"{s.shape[-1]}x0e", s),
+            e3nn.IrrepsArray(f"{len(vlist)}x1o", vecs),
+        ]
         if self.chiral:  # the pseudovector offset × velocity; with Y^1 it makes triple products
             cross = jnp.cross(offset, vel)
             scale = norms[..., :1] * norms[..., 1:] + 1e-3
@@ -574,13 +600,15 @@ class GSEFlow(eqx.Module):
         F, N, _ = x_tau.shape
         H = hist.shape[0]
         x = x_tau - cache.centre
-        h, vel, norms = self._embed(x, hist[-1], hist[-1], cache.node_attr, H, False)
+        rel = (x - self._anchor(cache, anchor)) / self.sigma
+        h, vel, norms = self._embed(x, hist[-1], hist[-1], cache.node_attr, H, False, rel)
         dtype = x.dtype
         tau_emb = _time_embedding(jnp.asarray(tau, dtype))
         inv = jnp.concatenate(
             [
                 jnp.broadcast_to(tau_emb, (F, N, _N_TIME)),
                 norms,
+                safe_norm(rel)[..., None],
                 jnp.broadcast_to(cache.node_attr[None], (F, N, self.node_attr_dim)).astype(dtype),
             ],
             axis=-1,
@@ -604,6 +632,12 @@ class GSEFlow(eqx.Module):
             h = layer.update(h, intra, e3nn.IrrepsArray(msg.irreps, ctx))
         return self.sigma * self.readout(h).array, x
 
+    def _anchor(self, cache: HistoryCache, prior_mean: jax.Array | None) -> jax.Array:
+        """Centred prior mean μ ``(F, N, 3)``: the model's prior or ``prior_mean``."""
+        if prior_mean is None:
+            return self.prior_mean(cache.history)
+        return prior_mean - cache.centre
+
     def denoise(
         self,
         cache: HistoryCache,
@@ -611,13 +645,13 @@ class GSEFlow(eqx.Module):
         tau: jax.Array,
         prior_mean: jax.Array | None = None,
     ) -> jax.Array:
-        """Predicted endpoint ``x̂₁(x_τ, τ | history)`` ``(F, N, 3)`` (``"x1"``: μ + σ·out, μ the
-        prior mean or ``prior_mean``; ``"velocity"``: ``x_τ + (1 − τ) v_θ``)."""
-        out, _ = self._readout(cache, x_tau, tau, prior_mean)
-        if self.parametrization == "velocity":
-            return x_tau + (1.0 - tau) * out
-        mu = self.prior_mean(cache.history) if prior_mean is None else prior_mean - cache.centre
-        return mu + out + cache.centre
+        """Predicted endpoint ``x̂₁(x_τ, τ | history)`` ``(F, N, 3)``: ``"x1-plain"``:
+        ``μ + r``; otherwise ``x_τ + (1 − τ) v_θ`` (for ``"x1"`` this is
+        ``μ + c_skip(x_τ − μ) + (1 − τ) r/√D``)."""
+        if self.parametrization == "x1-plain":
+            out, _ = self._readout(cache, x_tau, tau, prior_mean)
+            return self._anchor(cache, prior_mean) + out + cache.centre
+        return x_tau + (1.0 - tau) * self.velocity(cache, x_tau, tau, prior_mean)
 
     def velocity(
         self,
@@ -628,10 +662,14 @@ class GSEFlow(eqx.Module):
     ) -> jax.Array:
         """Velocity ``v_θ(x_τ, τ | history)`` ``(F, N, 3)`` from a cached history encoding
         (``prior_mean``: the enhance-mode anchor of the ``"x1"`` parametrisation)."""
+        if self.parametrization == "x1-plain":
+            x1 = self.denoise(cache, x_tau, tau, prior_mean)
+            return (x1 - x_tau) / jnp.maximum(1.0 - tau, self.tau_floor)
+        out, x = self._readout(cache, x_tau, tau, prior_mean)
         if self.parametrization == "velocity":
-            return self._readout(cache, x_tau, tau, prior_mean)[0]
-        x1 = self.denoise(cache, x_tau, tau, prior_mean)
-        return (x1 - x_tau) / jnp.maximum(1.0 - tau, self.tau_floor)
+            return out
+        a, b = precondition(jnp.asarray(tau, x.dtype))
+        return a * (x - self._anchor(cache, prior_mean)) + b * out
 
     def __call__(
         self,
