@@ -32,3 +32,19 @@ def test_quick_reproduce_runs_and_passes(tmp_path):
     result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
     assert result.tables and result.figures
     assert all(result.checks.values()), result.checks
+
+
+def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
+    """The whole reproduce path (tables, checks, figures) with an exact test editor, tiny
+    CNNs and few cases: wiring only, the figures are not the acceptance run."""
+    pytest.importorskip("matplotlib")
+    tiny = rep.Sizes(16, 1, 2, 2, 2, 2, 2, 2, 5, 5, 10)
+    monkeypatch.setattr(rep, "QUICK", tiny)
+    monkeypatch.setattr(rep, "_editors", lambda quick, progress: ({"lung-fill": lung_fill}, []))
+    result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
+    names = [t.title for t in result.tables]
+    assert any("per editor" in n for n in names) and any("radial" in n for n in names)
+    assert "lung-fill" in result.tables[1].rows
+    assert result.checks["2 locality: no voxel outside a mask changed (all editors, all edits)"]
+    assert all(f.is_file() for f in result.figures) and len(result.figures) == 2
+    assert (tmp_path / "result.json").is_file()
