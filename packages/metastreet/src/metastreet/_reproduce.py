@@ -2,8 +2,10 @@
 
 Rows (weighted F1 etc., mean ± s.e. over seeds, a fresh city per seed): full model, − contrast
 (w = 1), − graph (MLP instead of GAT), − text (visual only), − image (text only),
-LabelSpreading; the spatially shuffled city (full and − contrast: the falsification); the
-adjacency-only city (adjacency-aware vs proportion-only image vectors).
+proportion-only image vectors, GCN for GAT, LabelSpreading, logistic regression on fused
+features; every row on the normal and on the spatially shuffled city (the falsification); the
+adjacency-only city (adjacency-aware vs proportion-only image vectors). Gaps are paired over
+seeds (same city, same seed) and reported as mean ± s.e. in weighted-F1 points (x100).
 Quick mode: 14x14 grid, 2-5 images per street, narrow network (32-D, 4x16 heads), 60 epochs,
 w chosen on validation, hashing text, 2 seeds. Full: the paper's sizes, w chosen on validation,
 MiniLM text when installed, 5 seeds.
@@ -28,9 +30,9 @@ from icml26_shared.experiment import (
 
 from ._city import make_city
 from ._graph import morans_i
-from ._model import MetaStreet, classification_metrics
-from ._text import HashingEncoder
-from .baselines import label_spreading
+from ._model import MetaStreet, classification_metrics, street_features
+from ._text import HashingEncoder, encode_texts
+from .baselines import label_spreading, logistic_fused
 
 COLS = ["accuracy", "weighted_f1", "macro_f1", "mrr"]
 
@@ -67,7 +69,11 @@ VARIANTS = {
     "− graph (MLP)": {"graph": "mlp"},
     "− text (visual only)": {"modalities": "visual"},
     "− image (text only)": {"modalities": "text"},
+    "proportion-only images": {"use_adjacency": False},
+    "GCN for GAT": {"graph": "gcn"},
 }
+BASELINES = ("LabelSpreading", "LogReg (fused features)")
+KINDS = ("normal", "shuffled")
 
 
 def reproduce(quick: bool, out_dir: Path, progress_bar: bool) -> ExperimentResult:
@@ -90,8 +96,7 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
         for k in COLS:
             scores.setdefault(row, {c: [] for c in COLS})[k].append(res[k])
 
-    jobs = [("normal", v) for v in VARIANTS] + [("normal", "LabelSpreading")]
-    jobs += [("shuffled", "full"), ("shuffled", "− contrast (w=1)")]
+    jobs = [(k, v) for k in KINDS for v in (*VARIANTS, *BASELINES)]
     jobs += [("adjacency_only", "adjacency-aware images"), ("adjacency_only", "proportion-only")]
     total = len(jobs) * len(cfg["seeds"])
     bar = progress(
@@ -112,10 +117,14 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
                 morans[kind].append(morans_i(c.labels.astype(float), c.edges))
         city = cities[key]
         row = f"{variant} [{kind}]" if kind != "normal" else variant
+        test = city.mask("test")
         if variant == "LabelSpreading":
-            res = classification_metrics(
-                city.labels[city.mask("test")], label_spreading(city)[city.mask("test")]
-            )
+            res = classification_metrics(city.labels[test], label_spreading(city)[test])
+        elif variant in BASELINES:
+            seq, lengths = street_features(city, cfg["model"]["n_categories"])
+            txt = encode_texts(enc, list(city.texts or []))
+            scores_lr = logistic_fused(city, seq.numpy(), lengths.numpy(), txt, 4)
+            res = classification_metrics(city.labels[test], scores_lr[test])
         else:
             extra = dict(VARIANTS.get(variant, {}))
             if kind == "adjacency_only":
@@ -135,34 +144,44 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
     for row, vals in scores.items():
         table.add_row(row, **{c: vals[c] for c in COLS})
     f1 = {r: np.asarray(v["weighted_f1"]) for r, v in scores.items()}
-    d_con = 100 * (f1["full"] - f1["− contrast (w=1)"]).mean()
-    d_gra = 100 * (f1["full"] - f1["− graph (MLP)"]).mean()
-    d_shuf = 100 * (f1["full [shuffled]"] - f1["− contrast (w=1) [shuffled]"]).mean()
-    d_adj = (
-        100
-        * (
-            f1["adjacency-aware images [adjacency_only]"] - f1["proportion-only [adjacency_only]"]
-        ).mean()
+
+    def gap(a: str, b: str) -> np.ndarray:
+        return 100 * (f1[a] - f1[b])  # paired: same city and seed
+
+    d_con = gap("full", "− contrast (w=1)")
+    d_gra = gap("full", "− graph (MLP)")
+    d_shuf = gap("full [shuffled]", "− contrast (w=1) [shuffled]")
+    d_adj = gap("adjacency-aware images [adjacency_only]", "proportion-only [adjacency_only]")
+    gains = ResultTable(
+        "Acceptance gaps (weighted-F1 points x100, paired mean ± s.e. over seeds)",
+        ["points", "bar"],
     )
-    gains = ResultTable("Acceptance gaps (weighted-F1 points, mean over seeds)", ["points", "bar"])
     gains.add_row("full − no-contrast (≥ 3)", points=d_con, bar=3.0)
     gains.add_row("full − no-graph (≥ 3)", points=d_gra, bar=3.0)
     gains.add_row("shuffled: full − no-contrast (≤ 1)", points=d_shuf, bar=1.0)
     gains.add_row("adjacency-only city: adjacency − proportions (≥ 2)", points=d_adj, bar=2.0)
-    gains.add_row("Moran's I of labels, normal", points=float(np.mean(morans["normal"])), bar=0.3)
-    gains.add_row("Moran's I of labels, shuffled", points=float(np.mean(morans["shuffled"])))
+    gains.add_row(
+        "normal city: full − proportion-only images", points=gap("full", "proportion-only images")
+    )
+    gains.add_row("normal city: full − GCN for GAT", points=gap("full", "GCN for GAT"))
+    gains.add_row(
+        "shuffled: full − no-graph", points=gap("full [shuffled]", "− graph (MLP) [shuffled]")
+    )
+    gains.add_row("Moran's I of labels, normal", points=morans["normal"], bar=0.3)
+    gains.add_row("Moran's I of labels, shuffled", points=morans["shuffled"])
     result = ExperimentResult("metastreet", "MetaStreet vs ablations on the synthetic city")
     result.tables += [table, gains]
-    result.checks["1a: full beats − contrast by ≥ 3 wF1 points"] = bool(d_con >= 3)
-    result.checks["1b: full beats − graph by ≥ 3 wF1 points"] = bool(d_gra >= 3)
-    result.checks["2: shuffled-city contrastive gain ≤ 1 point"] = bool(d_shuf <= 1)
+    m_con, m_gra, m_shuf, m_adj = (float(d.mean()) for d in (d_con, d_gra, d_shuf, d_adj))
+    result.checks["1a: full beats − contrast by ≥ 3 wF1 points"] = bool(m_con >= 3)
+    result.checks["1b: full beats − graph by ≥ 3 wF1 points"] = bool(m_gra >= 3)
+    result.checks["2: shuffled-city contrastive gain ≤ 1 point"] = bool(m_shuf <= 1)
     result.checks["3: adjacency beats proportions by ≥ 2 points (adjacency-only city)"] = bool(
-        d_adj >= 2
+        m_adj >= 2
     )
     result.checks["city: Moran's I of labels ≥ 0.3"] = bool(np.mean(morans["normal"]) >= 0.3)
     result.headline = (
-        f"full wF1 {f1['full'].mean():.3f}; +{d_con:.1f} pts over − contrast, +{d_gra:.1f} over "
-        f"− graph; shuffled contrast gain {d_shuf:.1f}; adjacency gain {d_adj:.1f}"
+        f"full wF1 {f1['full'].mean():.3f}; +{m_con:.1f} pts over − contrast, +{m_gra:.1f} over "
+        f"− graph; shuffled contrast gain {m_shuf:.1f}; adjacency gain {m_adj:.1f}"
     )
     try:
         result.figures.append(_plot(example, f1, out_dir))
@@ -176,7 +195,7 @@ def _plot(example: dict[str, Any], f1: dict[str, np.ndarray], out_dir: Path) -> 
     from matplotlib.collections import LineCollection
 
     city, pred = example["city"], example["pred"]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 5))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.5))
     cmap = plt.get_cmap("viridis", 4)
     for ax, vals, title in ((axes[0], city.labels, "true class"), (axes[1], pred, "predicted")):
         lc = LineCollection(city.segments, colors=cmap(vals), linewidths=2.5)
@@ -185,15 +204,17 @@ def _plot(example: dict[str, Any], f1: dict[str, np.ndarray], out_dir: Path) -> 
         ax.set_aspect("equal")
         ax.set_title(title)
         ax.axis("off")
-    rows = ["full", "− contrast (w=1)"]
+    rows = [r for r in (*VARIANTS, *BASELINES) if r in f1 and f"{r} [shuffled]" in f1]
     normal = [f1[r].mean() for r in rows]
     shuf = [f1[f"{r} [shuffled]"].mean() for r in rows]
-    x = np.arange(2)
-    axes[2].bar(x - 0.2, normal, 0.4, label="normal city")
-    axes[2].bar(x + 0.2, shuf, 0.4, label="shuffled city")
-    axes[2].set_xticks(x, rows)
-    axes[2].set_ylabel("weighted F1 (test)")
-    axes[2].legend()
+    y = np.arange(len(rows))
+    axes[2].barh(y - 0.2, normal, 0.4, label="normal city")
+    axes[2].barh(y + 0.2, shuf, 0.4, label="shuffled city")
+    axes[2].set_yticks(y, rows)
+    axes[2].invert_yaxis()
+    axes[2].axvline(0.25, color="grey", lw=0.8, ls="--")
+    axes[2].set_xlabel("weighted F1 (test); dashed = chance")
+    axes[2].legend(loc="lower right")
     fig.tight_layout()
     return save_figure(fig, out_dir / "metastreet_map.png")
 
