@@ -270,12 +270,17 @@ class Bridge:
         if crops.ndim != 4 or min(crops.shape[1:]) < 8:
             raise ValueError(f"crops must be (n, D, H, W) with sides >= 8, got {crops.shape}")
         if any(s % 4 for s in crops.shape[1:]):
-            raise ValueError(f"crops sides must be multiples of 4, got {crops.shape[1:]}")
+            raise ValueError(
+                f"crops must have sides that are multiples of 4, got {crops.shape[1:]}"
+            )
         check_steps(train.steps, "train.steps")
         torch.manual_seed(train.seed)
         rng = np.random.default_rng([train.seed, 5])
         pool = np.stack(
-            [random_metaball_mask(crops.shape[1:], rng, train.radius) for _ in range(512)]
+            [
+                random_metaball_mask(crops.shape[1:], rng, train.radius)
+                for _ in range(min(512, train.steps * train.batch_size))
+            ]
         )
         data = torch.from_numpy(crops)[:, None]
         masks = torch.from_numpy(pool)[:, None].float()

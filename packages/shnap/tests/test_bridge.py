@@ -1,0 +1,253 @@
+"""The diffusion bridge: closed forms, sampler, locality, crops, training, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy import ndimage
+
+from shnap._bridge import (
+    Bridge,
+    BridgeConfig,
+    TrainConfig,
+    bridge_marginal,
+    bridge_step,
+    crop_boxes,
+    random_metaball_mask,
+    shell_mean,
+)
+from shnap._unet import UNet3D
+from shnap._world import make_phantom, nodule_library
+
+STRUCT = np.ones((3, 3, 3), bool)
+
+
+@pytest.fixture(scope="module")
+def bridge() -> Bridge:
+    torch.manual_seed(0)
+    return Bridge(UNet3D(), BridgeConfig(steps=3))
+
+
+def _random_masks(shape, rng, n):
+    """Metaballs, scattered voxels, border blobs and multi-component masks."""
+    out = []
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            m = np.zeros(shape, bool)
+            c = rng.integers(0, np.array(shape))
+            m[tuple(slice(max(ci - 2, 0), ci + 3) for ci in c)] = True
+        elif kind == 1:
+            m = rng.random(shape) < 0.003
+        elif kind == 2:
+            m = np.zeros(shape, bool)
+            m[:3, rng.integers(0, shape[1] - 4) :][:, :4, -5:] = True  # touches two faces
+        else:
+            m = np.zeros(shape, bool)
+            for _ in range(3):
+                c = rng.integers(2, np.array(shape) - 2)
+                m[tuple(slice(ci - 1, ci + 2) for ci in c)] = True
+        m[tuple(rng.integers(0, s) for s in shape)] = True
+        out.append(m)
+    return out
+
+
+# -- closed forms -----------------------------------------------------------------------------
+def test_posterior_step_has_the_bridge_conditional_law():
+    """Given x0 exactly, x_s = step(x_t) has mean x0 + (s/t)(x_t - x0) and var σ² s(t-s)/t,
+    and (x_t drawn from the marginal) x_s has the bridge marginal at s."""
+    rng = np.random.default_rng(0)
+    n, sigma, sigma1, x0, m = 400_000, 0.3, 0.2, 0.7, -0.4
+    t, s = 0.8, 0.35
+    x1 = m + sigma1 * rng.standard_normal(n)
+    xt = bridge_marginal(x0, x1, t, sigma, rng.standard_normal(n))
+    # the marginal itself
+    assert abs(xt.mean() - ((1 - t) * x0 + t * m)) < 4e-3
+    var_t = t**2 * sigma1**2 + sigma**2 * t * (1 - t)
+    assert abs(xt.var() - var_t) < 0.01 * var_t + 1e-4
+    # conditional law at one fixed x_t
+    fixed = np.full(n, 0.1)
+    xs = bridge_step(fixed, x0, t, s, sigma, rng.standard_normal(n))
+    assert abs(xs.mean() - (x0 + (s / t) * (0.1 - x0))) < 3e-3
+    assert abs(xs.var() - sigma**2 * s * (t - s) / t) < 0.01 * sigma**2 * s * (t - s) / t
+    # the step composes to the marginal at s
+    xs = bridge_step(xt, x0, t, s, sigma, rng.standard_normal(n))
+    var_s = s**2 * sigma1**2 + sigma**2 * s * (1 - s)
+    assert abs(xs.mean() - ((1 - s) * x0 + s * m)) < 3e-3
+    assert abs(xs.var() - var_s) < 0.015 * var_s
+    # s = 0 lands on x0
+    assert np.all(bridge_step(xt, x0, t, 0.0, sigma, rng.standard_normal(n)) == x0)
+
+
+class _Oracle(torch.nn.Module):
+    """A "network" that knows x0 (a constant inside the mask) and records its inputs."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__()
+        self.value = value
+        self.seen: list[tuple[float, np.ndarray]] = []
+
+    def forward(self, x_t, mask, t):
+        inside = mask[:, 0] > 0
+        self.seen.append((float(t[0]), x_t[:, 0][inside].numpy().copy()))
+        return torch.where(mask > 0, torch.full_like(x_t, self.value), x_t)
+
+
+def test_sampler_with_exact_x0_follows_the_bridge_marginals():
+    """With x̂0 = x0, the state fed to the network at each t has the marginal of the bridge:
+    mean (1-t) x0 + t·shell_mean, variance t² σ1² + σ² t (1-t); the output is x0 inside."""
+    cfg = BridgeConfig(steps=10, sigma=0.4, sigma1=0.15, bf16=False, crop=32)
+    x = np.full((32, 32, 32), -0.5, np.float32)
+    mask = np.zeros(x.shape, bool)
+    mask[4:28, 4:28, 4:28] = True
+    oracle = _Oracle(0.25)
+    b = Bridge(oracle, cfg)  # type: ignore[arg-type]
+    out = b.remove(x, mask, seed=3)
+    assert np.all(out[mask] == np.float32(0.25))
+    assert np.array_equal(out[~mask], x[~mask])
+    assert len(oracle.seen) == cfg.steps
+    for t, vals in oracle.seen:
+        mean = (1 - t) * 0.25 + t * (-0.5)
+        var = t**2 * cfg.sigma1**2 + cfg.sigma**2 * t * (1 - t)
+        sd = np.sqrt(var / vals.size)
+        assert abs(vals.mean() - mean) < 5 * sd + 1e-6, t
+        assert abs(vals.var() - var) < 0.05 * var + 1e-6, t
+
+
+def test_shell_mean_is_the_mean_of_the_one_voxel_shell():
+    x = np.arange(5**3, dtype=np.float32).reshape(5, 5, 5)
+    m = np.zeros(x.shape, bool)
+    m[2, 2, 2] = True
+    ring = np.ones((3, 3, 3), bool)
+    ring[1, 1, 1] = False
+    assert shell_mean(x, m) == pytest.approx(x[1:4, 1:4, 1:4][ring].mean())
+    with pytest.raises(ValueError, match="whole volume"):
+        shell_mean(x, np.ones(x.shape, bool))
+
+
+# -- crops ------------------------------------------------------------------------------------
+def test_crop_boxes_cover_every_mask_voxel_with_sides_multiple_of_four():
+    rng = np.random.default_rng(1)
+    for m in _random_masks((32, 32, 32), rng, 12):
+        boxes = crop_boxes(m, margin=3, crop=16)
+        cover = np.zeros(m.shape, bool)
+        for comp, (corner, size) in boxes:
+            assert all(s % 4 == 0 and s >= 16 for s in size)
+            assert not (comp & cover).any()  # components go to one box only
+            cover |= comp
+            idx = np.argwhere(comp)
+            assert np.all(idx >= np.array(corner) + 1) or np.any(np.array(corner) <= 0)
+            assert np.all(idx < np.array(corner) + np.array(size))
+        assert np.array_equal(cover, m)
+
+
+# -- locality (spec item 2) -------------------------------------------------------------------
+def test_remove_and_remove_batch_are_bit_identical_outside_the_mask(bridge):
+    rng = np.random.default_rng(2)
+    ph = make_phantom(32, n_nodules=2, seed=4)
+    masks = _random_masks(ph.shape, rng, 16)
+    xs = np.repeat(ph.image[None], len(masks), 0)
+    out = bridge.remove_batch(xs, np.stack(masks), list(range(len(masks))))
+    for o, m in zip(out, masks):
+        assert np.array_equal(o[~m], ph.image[~m])
+        assert np.all(np.isfinite(o))
+    one = bridge.remove(ph.image, masks[0], seed=9)
+    assert np.array_equal(one[~masks[0]], ph.image[~masks[0]])
+    # a volume smaller than the crop and not a multiple of 4 (edge padding path)
+    small = rng.standard_normal((7, 9, 10)).astype(np.float32)
+    m = np.zeros(small.shape, bool)
+    m[2:5, 3:6, 4:7] = True
+    o = bridge.remove(small, m, seed=0)
+    assert np.array_equal(o[~m], small[~m])
+
+
+def test_insert_is_bit_identical_outside_the_dilated_template_mask(bridge):
+    ph = make_phantom(32, n_nodules=0, seed=5)
+    rng = np.random.default_rng(3)
+    lung = np.argwhere(ph.lung_mask)
+    for tmpl in nodule_library(4, seed=1):
+        for _ in range(3):
+            c = tuple(lung[rng.integers(len(lung))])
+            out = bridge.insert(ph.image, tmpl, c, tau=0.3, seed=int(rng.integers(99)))
+            edit = ndimage.binary_dilation(tmpl.placed_mask(c, ph.shape), STRUCT)
+            assert np.array_equal(out[~edit], ph.image[~edit])
+    # at the volume border too
+    out = bridge.insert(ph.image, tmpl, (0, 31, 16), seed=0)
+    edit = ndimage.binary_dilation(tmpl.placed_mask((0, 31, 16), ph.shape), STRUCT)
+    assert np.array_equal(out[~edit], ph.image[~edit])
+
+
+def test_batching_and_deduplication_do_not_change_an_edit():
+    torch.manual_seed(1)
+    b = Bridge(UNet3D(), BridgeConfig(steps=3, bf16=False))
+    ph = make_phantom(32, n_nodules=3, seed=6)
+    m = ndimage.binary_dilation(ph.nodule_masks[0], STRUCT)
+    alone = b.remove(ph.image, m, seed=5)
+    other = ndimage.binary_dilation(ph.nodule_masks[1], STRUCT)
+    batch = b.remove_batch(np.stack([ph.image] * 3), np.stack([m, other, m]), [5, 5, 5])
+    np.testing.assert_allclose(batch[0], alone, atol=1e-5)
+    assert np.array_equal(batch[0], batch[2])
+    again = b.remove(ph.image, m, seed=6)
+    assert not np.array_equal(again, alone)  # the seed matters
+
+
+# -- training, cache --------------------------------------------------------------------------
+def test_training_smoke_save_load_and_cache(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
+    b = Bridge.train(crops, TrainConfig(steps=3, batch_size=4), BridgeConfig(steps=2))
+    assert np.isfinite(b.record["loss_last"]) and b.record["loss_first"] > 0
+    path = tmp_path / "b.pt"
+    b.save(path)
+    c = Bridge.load(path)
+    m = np.zeros((16, 16, 16), bool)
+    m[5:9, 6:10, 4:8] = True
+    np.testing.assert_array_equal(b.remove(crops[0], m, seed=1), c.remove(crops[0], m, seed=1))
+    monkeypatch.setenv("SHNAP_CACHE", str(tmp_path / "cache"))
+    cfg = TrainConfig(n_crops=8, steps=2, batch_size=4)
+    first = Bridge.pretrained(cfg, BridgeConfig(steps=2))
+    second = Bridge.pretrained(cfg, BridgeConfig(steps=2))
+    assert not first.record["cached"] and second.record["cached"]
+
+
+def test_metaball_masks_stay_inside_their_margin():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        m = random_metaball_mask((16, 16, 16), rng, margin=2)
+        assert m.any()
+        assert not m[:2].any() and not m[-2:].any()
+        assert not m[:, :2].any() and not m[:, :, -2:].any()
+
+
+# -- bad input --------------------------------------------------------------------------------
+def test_bad_input_is_refused_naming_the_argument(bridge):
+    x = np.zeros((16, 16, 16), np.float32)
+    m = np.zeros(x.shape, bool)
+    m[4:8, 4:8, 4:8] = True
+    tmpl = nodule_library(1, seed=0)[0]
+    with pytest.raises(ValueError, match="x must be a 3D"):
+        bridge.remove(np.zeros((16, 16)), m[0], seed=0)
+    with pytest.raises(TypeError, match="mask must be a boolean"):
+        bridge.remove(x, m.astype(np.uint8), seed=0)
+    with pytest.raises(ValueError, match="mask must select"):
+        bridge.remove(x, np.zeros(x.shape, bool), seed=0)
+    with pytest.raises(ValueError, match="mask must have shape"):
+        bridge.remove(x, m[:8], seed=0)
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        bridge.remove(x, m, seed=0, steps=0)
+    with pytest.raises(ValueError, match="xs must be a batch"):
+        bridge.remove_batch(x, m, [0])
+    with pytest.raises(ValueError, match="seeds must have 2"):
+        bridge.remove_batch(np.stack([x, x]), np.stack([m, m]), [0])
+    with pytest.raises(ValueError, match=r"masks\[1\] must select"):
+        bridge.remove_batch(np.stack([x, x]), np.stack([m, ~np.ones_like(m)]), [0, 1])
+    for tau in (0.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="tau must be in"):
+            bridge.insert(x, tmpl, (8, 8, 8), tau=tau)
+    with pytest.raises(ValueError, match="centre must be a voxel"):
+        bridge.insert(x, tmpl, (8, 8, 99))
+    with pytest.raises(ValueError, match="crops must have sides"):
+        Bridge.train(np.zeros((4, 10, 16, 16), np.float32), TrainConfig(steps=1))
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        Bridge.train(np.zeros((4, 16, 16, 16), np.float32), TrainConfig(steps=0))
