@@ -210,6 +210,10 @@ class TrainConfig:
     lr: float = 2e-3
     seed: int = 0
     radius: tuple[float, float] = (2.0, 5.0)
+    #: place masks where nodules can be: their 1-voxel dilation free of voxels above
+    #: ``vessel_hu`` (vessels, chest wall), as nodules never touch vessels or the lung boundary
+    nodule_like: bool = True
+    vessel_hu: float = -750.0
 
 
 def _key(*configs: Any) -> str:
@@ -230,6 +234,26 @@ def _torch_shell_mean(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
     dil = F.max_pool3d(m, 3, stride=1, padding=1)
     shell = dil - m
     return (x * shell).sum(dim=(1, 2, 3, 4)) / shell.sum(dim=(1, 2, 3, 4)).clamp_min(1.0)
+
+
+def _nodule_like_masks(
+    x0: torch.Tensor,
+    masks: torch.Tensor,
+    dilated: torch.Tensor,
+    level: float,
+    rng: np.random.Generator,
+    fallback: torch.Tensor,
+) -> torch.Tensor:
+    """Per crop, a random pool mask whose dilation avoids voxels above ``level`` (else the
+    fallback mask): masks where a nodule could sit."""
+    bright = (x0 > level).flatten(1).float()
+    fits = (bright @ dilated.T) == 0  # (B, P)
+    out = fallback.clone()
+    for b in range(len(x0)):
+        ok = torch.nonzero(fits[b]).flatten()
+        if len(ok):
+            out[b] = masks[int(ok[rng.integers(len(ok))])]
+    return out
 
 
 class Bridge:
@@ -284,6 +308,8 @@ class Bridge:
         )
         data = torch.from_numpy(crops)[:, None]
         masks = torch.from_numpy(pool)[:, None].float()
+        dilated = F.max_pool3d(masks, 3, stride=1, padding=1).flatten(1)
+        bright_level = float((np.clip((train.vessel_hu + 1000) / 1400, 0, 1)) * 2 - 1)
         net = UNet3D(config.widths)
         opt = torch.optim.Adam(net.parameters(), lr=train.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, train.steps)
@@ -300,6 +326,8 @@ class Bridge:
             perm = [0, 1, *(2 + rng.permutation(3))]
             x0 = x0.permute(*perm).contiguous()
             m = torch.flip(m, [d for d in (2, 3, 4) if rng.random() < 0.5]).contiguous()
+            if train.nodule_like:
+                m = _nodule_like_masks(x0, masks, dilated, bright_level, rng, m)
             t = torch.rand(train.batch_size)
             tt = t[:, None, None, None, None]
             x1 = _torch_shell_mean(x0, m)[
