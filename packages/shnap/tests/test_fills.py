@@ -84,7 +84,11 @@ def test_cosine_schedule_is_monotone_from_one():
     assert ab[0] == pytest.approx(1.0) and np.all(np.diff(ab) < 0) and ab[-1] >= 1e-4
 
 
-def test_repaint_training_smoke():
+def test_repaint_training_smoke(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHNAP_CACHE", str(tmp_path))
+    cfg = DDPMConfig(train_steps=2, batch_size=4, steps=2)
+    first, second = RePaint.pretrained(cfg, n_crops=8), RePaint.pretrained(cfg, n_crops=8)
+    assert not first.record["cached"] and second.record["cached"]
     rng = np.random.default_rng(1)
     crops = (rng.standard_normal((8, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
     rp = RePaint.train(crops, DDPMConfig(train_steps=3, batch_size=4, steps=2))

@@ -234,6 +234,35 @@ class RePaint:
         }
         return out
 
+    @classmethod
+    def pretrained(
+        cls,
+        config: DDPMConfig = DDPMConfig(),
+        n_crops: int = 4000,
+        *,
+        cache: bool = True,
+        progress: Callable[[int], None] | None = None,
+    ) -> RePaint:
+        """Trained on ``nodule_free_crops(n_crops, 16, config.seed)`` (the bridge's data), cached
+        under ``$SHNAP_CACHE`` by the hash of the config."""
+        from shnap._bridge import _key
+        from shnap._cnn import cache_dir
+        from shnap._world import nodule_free_crops
+
+        path = cache_dir() / f"repaint-{_key(config)}-{n_crops}.pt"
+        if cache and path.is_file():
+            blob = torch.load(path, map_location="cpu", weights_only=False)
+            unet = UNet3D(config.widths)
+            unet.load_state_dict(blob["state"])
+            out = cls(unet, config)
+            out.record = {**blob["record"], "cached": True}
+            return out
+        out = cls.train(nodule_free_crops(n_crops, size=16, seed=config.seed), config, progress)
+        out.record["cached"] = False
+        if cache:
+            torch.save({"state": out.unet.state_dict(), "record": out.record}, path)
+        return out
+
     def remove(self, x: np.ndarray, mask: np.ndarray, seed: int = 0) -> np.ndarray:
         """Inpaint ``mask`` from pure noise; voxels outside it are returned bit-identical."""
         x = check_volume(x, "x")

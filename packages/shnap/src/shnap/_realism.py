@@ -129,7 +129,8 @@ def crop_features(crop: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 class _TinyDiscriminator(nn.Module):
-    """Conv(2→8)-pool-Conv(8→16)-pool-Conv(16→32), global mean and max, linear."""
+    """Conv(2→8)-pool-Conv(8→16)-pool-Conv(16→32), global mean and max, linear; trained with
+    Adam (lr 3e-3, weight decay 1e-4), random flips, bf16 autocast."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -167,13 +168,15 @@ def _cnn_scores(
             dims = [d for d in (2, 3, 4) if rng.random() < 0.5]
             if dims:
                 xb = torch.flip(xb, dims)
-            loss = nn.functional.binary_cross_entropy_with_logits(net(xb), yt[idx])
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                logits = net(xb).float()
+            loss = nn.functional.binary_cross_entropy_with_logits(logits, yt[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
     net.eval()
-    with torch.no_grad():
-        return net(torch.from_numpy(test_x)).numpy()
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        return net(torch.from_numpy(test_x)).float().numpy()
 
 
 def realism_report(
@@ -183,7 +186,7 @@ def realism_report(
     filled_masks: np.ndarray,
     *,
     folds: int = 5,
-    cnn_epochs: int = 15,
+    cnn_epochs: int = 10,
     seed: int = 0,
     nodule_free: float | None = None,
 ) -> RealismReport:
