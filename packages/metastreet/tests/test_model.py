@@ -74,3 +74,11 @@ def test_learns_above_chance():
     m = MetaStreet(4, w=0.5, text_encoder=HashingEncoder(32), **dict(SMALL, epochs=40))
     res = m.fit(c, seed=0).evaluate(c)
     assert res["weighted_f1"] > 0.4  # chance is ~0.25 on 4 balanced classes
+
+
+def test_restarts_select_on_validation(city):
+    one = MetaStreet(4, w=1.0, **SMALL).fit(city, seed=2)
+    three = MetaStreet(4, w=1.0, restarts=3, **SMALL).fit(city, seed=2)
+    assert three.val_f1_ >= one.val_f1_  # restart 0 is the single fit, so never worse on val
+    with pytest.raises(ValueError, match="restarts"):
+        MetaStreet(4, restarts=0)
