@@ -250,7 +250,11 @@ def attribution_from_game(
 
 
 def _coalition_seed(seed: int, s: int, k: int) -> int:
-    return int(np.random.SeedSequence([seed, s, k]).generate_state(1)[0])
+    """Common random numbers: edit ``k`` uses one seed in every coalition, so an object removed
+    in two coalitions with the same neighbourhood gets the same fill (lower-variance
+    differences; the editor may also reuse identical crop jobs). ``s`` is unused on purpose."""
+    del s
+    return int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
 
 
 def shnap(

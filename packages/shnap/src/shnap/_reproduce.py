@@ -73,26 +73,24 @@ COSTLY = ("bridge", "repaint")
 
 
 def _editors(quick: bool, progress: bool) -> tuple[dict[str, Any], list[str]]:
-    """The editors that exist in this install: B's fills and bridge (imported lazily)."""
-    notes: list[str] = []
-    eds: dict[str, Any] = {}
-    try:
-        from . import _bridge, _fills
-    except ImportError as exc:  # pragma: no cover - during development only
-        notes.append(f"bridge / fills unavailable: {exc}")
-        return eds, notes
-    bridge = _bridge.Bridge.pretrained(quick=quick, progress=progress)  # type: ignore[attr-defined]
-    eds["bridge"] = bridge
-    for cls in ("RePaint",):
-        if hasattr(_fills, cls):
-            eds["repaint"] = getattr(_fills, cls)(bridge.unet)
-    for key, cls in (
-        ("zero", "ZeroFill"),
-        ("global-mean", "GlobalMeanFill"),
-        ("shell-mean", "ShellMeanFill"),
-    ):
-        if hasattr(_fills, cls):
-            eds[key] = getattr(_fills, cls)()
+    """The five editors: the bridge and RePaint (trained once, cached) and the naive fills."""
+    from ._bridge import Bridge
+    from ._fills import GlobalMeanFill, RePaint, ShellMeanFill, ZeroFill
+
+    bridge = Bridge.pretrained()
+    repaint = RePaint.pretrained()
+    eds = {
+        "bridge": bridge,
+        "repaint": repaint,
+        "zero": ZeroFill(),
+        "global-mean": GlobalMeanFill(),
+        "shell-mean": ShellMeanFill(),
+    }
+    notes = [
+        f"bridge: {'cached' if bridge.record.get('cached') else 'trained'}, "
+        f"{bridge.record.get('seconds', float('nan')):.0f} s training; repaint: "
+        f"{'cached' if getattr(repaint, 'record', {}).get('cached') else 'trained'}"
+    ]
     return eds, notes
 
 
@@ -128,16 +126,18 @@ def _oracle_cases(n: int, seed: int) -> list[Any]:
 
 
 def _negative_cases(n: int, seed: int) -> list[Any]:
-    """Cases negative under the oracle's hazard (no event by year 6), one electrode each."""
+    """Cases negative under the oracle's hazard (no event by year 6), one electrode and two
+    nodules each (with two random lung ROIs: N = 5 players, the runtime case of item 7)."""
     rng = np.random.default_rng([seed, 5])
     out = []
     i = 0
     while len(out) < n:
-        specs = random_nodule_specs(int(rng.integers(1, 3)), rng)
+        specs = random_nodule_specs(2, rng)
         ph = make_phantom(32, nodules=specs, electrodes=1, seed=20_000 + seed * 1000 + i)
         i += 1
         logit = OracleRisk.for_phantom(ph).logit(ph.image)
-        if rng.exponential(1.0 / (CNNConfig().base_rate * np.exp(logit))) > YEARS and ph.nodules:
+        negative = rng.exponential(1.0 / (CNNConfig().base_rate * np.exp(logit))) > YEARS
+        if negative and len(ph.nodules) == 2:
             out.append(ph)
     return out
 
@@ -180,7 +180,7 @@ def _oracle_recovery(
 def _shortcut(
     editor: Any, cases: list[Any], models: dict[str, Any], k: int, show: bool, desc: str
 ) -> dict[str, Any]:
-    phi_e, total, roi, phi_e_oracle, viol = [], [], [], [], 0
+    phi_e, total, roi, phi_e_oracle, viol, secs = [], [], [], [], 0, []
     for ph in progress_bar(cases, enabled=show, desc=desc):
         rois = random_lung_rois(ph, 2, seed=1)
         players = {"electrode": ph.electrode_masks[0]}
@@ -194,7 +194,9 @@ def _shortcut(
         roi += [c["roi0"], c["roi1"]]
         phi_e_oracle.append(att["oracle"]["electrode"])
         viol += c.extra["locality_violations"]
+        secs.append(c.seconds)
     return {
+        "seconds": secs,
         "electrode_phi": float(np.mean(phi_e)),
         "total": float(np.mean(total)),
         "share": float(np.mean(phi_e) / np.mean(total)) if np.mean(total) != 0 else float("nan"),
@@ -373,7 +375,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         if name == "bridge" or not snaps_for_fig:
             snaps_for_fig = joined
     result.tables += [table, radial_tab]
-    _record_checks(result, per, editors, cnn_z, progress)
+    _record_checks(result, per)
     result.figures += _figures(out_dir, editors, snaps_for_fig)
     result.notes.append(
         f"CNNs: {rec_z['config']['n_cases']} training phantoms, {rec_z['config']['epochs']} epochs "
@@ -393,23 +395,18 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
 
 
 def _realism(editor: Any, n_crops: int, quick: bool) -> dict[str, Any]:
-    try:
-        from ._realism import realism_report
-    except ImportError:
-        return {}
-    rep = realism_report(editor, n=n_crops, seed=0)
-    auc = getattr(rep, "auc", None)
-    clean = getattr(rep, "nodule_free_rate", None)
-    return {"auc": auc, "nodule_free": clean}
+    """Item 3: discriminator AUC (larger of logistic and tiny-CNN 5-fold AUCs) and the
+    nodule-free fraction of removed regions (helper B's removal study)."""
+    from ._realism import realism_report, removal_study
+
+    d = removal_study(editor, n_crops, seed=0)
+    rep = realism_report(
+        d["real"], d["filled"], d["real_masks"], d["filled_masks"], nodule_free=d["nodule_free"]
+    )
+    return {"auc": rep.auc, "nodule_free": rep.nodule_free, "report": str(rep)}
 
 
-def _record_checks(
-    result: ExperimentResult,
-    per: dict[str, dict[str, Any]],
-    editors: dict[str, Any],
-    cnn_z: Any,
-    progress: bool,
-) -> None:
+def _record_checks(result: ExperimentResult, per: dict[str, dict[str, Any]]) -> None:
     viol = sum(
         p["oracle"]["violations"] + p["shortcut"]["violations"] + p["radial"]["violations"]
         for p in per.values()
@@ -455,19 +452,17 @@ def _record_checks(
         and lo <= 0 <= hi
         and abs(f["cnn-reflect"].slope) <= 0.5 * f["cnn-zeros"].slope
     )
-    # 7: one 32^3 case, N = 5 players, K = 2 edits, 50 bridge steps
-    ph = make_phantom(32, n_nodules=4, electrodes=1, seed=40_000)
-    players = [*ph.nodule_masks[:4], *ph.electrode_masks][:5]
-    while len(players) < 5:
-        players.append(random_lung_rois(ph, 1, seed=len(players))[0])
-    start = time.perf_counter()
-    shnap(cnn_z, ph.image, players, editors["bridge"], k=2)
-    secs = time.perf_counter() - start
+    # 7: one 32^3 case, N = 5 players (electrode, two nodules, two ROIs), K = 2, 50 steps: the
+    # shortcut audit's SHNAP calls with the bridge (two CNN-sized models scored per edit)
+    secs = b["shortcut"]["seconds"]
     load = os.getloadavg()[0]
     result.notes.append(
-        f"item 7: one 32^3 case, N=5, K=2 with the bridge took {secs:.1f} s (load {load:.2f})"
+        f"item 7: bridge SHNAP of one 32^3 case, N=5, K=2: {np.median(secs):.1f} s median over "
+        f"{len(secs)} cases (max {np.max(secs):.1f} s; load {load:.2f} at the end)"
     )
-    result.checks["7 runtime: N=5, K=2, 50 steps <= 90 s on 2 cores"] = secs <= 90.0
+    result.checks["7 runtime: N=5, K=2, 50 steps <= 90 s on 2 cores"] = (
+        float(np.median(secs)) <= 90.0
+    )
 
 
 EXPERIMENT = Experiment(
