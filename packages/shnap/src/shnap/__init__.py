@@ -12,9 +12,17 @@ al., ICML 2026); the paper's code is not released.
 from importlib.metadata import version as _version
 from pathlib import Path as _Path
 
+from ._bridge import Bridge as Bridge
+from ._bridge import BridgeConfig as BridgeConfig
+from ._bridge import TrainConfig as TrainConfig
 from ._cnn import CNNConfig as CNNConfig
 from ._cnn import RiskCNN3D as RiskCNN3D
 from ._cnn import train_risk_cnn as train_risk_cnn
+from ._fills import DDPMConfig as DDPMConfig
+from ._fills import GlobalMeanFill as GlobalMeanFill
+from ._fills import RePaint as RePaint
+from ._fills import ShellMeanFill as ShellMeanFill
+from ._fills import ZeroFill as ZeroFill
 from ._game import Attribution as Attribution
 from ._game import Editor as Editor
 from ._game import exact_sv_sii as exact_sv_sii
@@ -25,6 +33,9 @@ from ._models import CallableRiskModel as CallableRiskModel
 from ._models import RiskModel as RiskModel
 from ._models import SubprocessRiskModel as SubprocessRiskModel
 from ._oracle import OracleRisk as OracleRisk
+from ._realism import RealismReport as RealismReport
+from ._realism import realism_report as realism_report
+from ._realism import removal_study as removal_study
 from ._snap import RadialFit as RadialFit
 from ._snap import SnapMap as SnapMap
 from ._snap import snap_grid as snap_grid
@@ -47,18 +58,27 @@ def sybil_adapter_path() -> _Path:
 
 __all__ = [
     "Attribution",
+    "Bridge",
+    "BridgeConfig",
     "CNNConfig",
     "CallableRiskModel",
+    "DDPMConfig",
     "Editor",
+    "GlobalMeanFill",
     "NoduleSpec",
     "NoduleTemplate",
     "OracleRisk",
     "Phantom",
     "RadialFit",
+    "RePaint",
+    "RealismReport",
     "RiskCNN3D",
     "RiskModel",
+    "ShellMeanFill",
     "SnapMap",
     "SubprocessRiskModel",
+    "TrainConfig",
+    "ZeroFill",
     "exact_sv_sii",
     "find_nodules",
     "gshnap",
@@ -66,6 +86,8 @@ __all__ = [
     "make_phantom",
     "nodule_free_crops",
     "nodule_library",
+    "realism_report",
+    "removal_study",
     "shnap",
     "snap_grid",
     "sybil_adapter_path",
