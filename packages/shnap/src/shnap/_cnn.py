@@ -1,9 +1,10 @@
 """A deliberately flawed 3D CNN risk model to audit, trained on the synthetic world.
 
 :class:`RiskCNN3D`: four conv blocks (8-16-32-64 channels, 3³ kernels, stride 2 in the first three so
-32³ -> 4³, GroupNorm in the last two, ReLU) with ``padding`` ``"zeros"`` (the default, as in Sybil's 3D
-ResNet), ``"reflect"`` or ``"circular"``; attention pooling
-:math:`z = \\sum_v \\mathrm{softmax}(w^\\top h_v)\\, h_v`; a six-year cumulative-hazard head
+32³ -> 4³, GroupNorm in the last two, ReLU) with ``padding`` ``"zeros"`` (the default, as in Sybil's
+3D ResNet), ``"reflect"`` or ``"circular"``; two-head attention pooling
+:math:`z_k = \\sum_v \\mathrm{softmax}_v(w_k^\\top h_v)\\, h_v` concatenated with a global max
+over voxels (Sybil also pools by attention and max); a six-year cumulative-hazard head
 :math:`H_t = \\sum_{s \\le t} \\mathrm{softplus}(u_s^\\top z + c_s)` (monotone in ``t``) with
 :math:`P(T \\le t) = 1 - e^{-H_t}`. The audited output is the year-``t`` risk logit
 :math:`\\log(e^{H_t} - 1)` (default ``t = 6``).
@@ -40,7 +41,7 @@ __all__ = ["CNNConfig", "RiskCNN3D", "cache_dir", "train_risk_cnn", "training_se
 
 Padding = Literal["zeros", "reflect", "circular"]
 YEARS = 6
-_CODE_VERSION = "cnn-v2-world-v2"
+_CODE_VERSION = "cnn-v3-world-v2"
 
 
 def cache_dir() -> Path:
@@ -85,16 +86,18 @@ class RiskCNN3D(nn.Module):
             )
             for i in range(4)
         )
-        self.attn = nn.Conv3d(64, 1, 1)
-        self.head = nn.Linear(64, YEARS)
+        self.attn = nn.Conv3d(64, 2, 1)
+        self.head = nn.Linear(3 * 64, YEARS)
 
     def cumulative_hazard(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, 6)`` cumulative hazards ``H_1 <= ... <= H_6``."""
         h = x
         for block in self.blocks:
             h = block(h)
-        w = torch.softmax(self.attn(h).flatten(2), dim=-1)  # (B, 1, V)
-        z = (h.flatten(2) * w).sum(-1)  # (B, 64)
+        flat = h.flatten(2)  # (B, 64, V)
+        w = torch.softmax(self.attn(h).flatten(2), dim=-1)  # (B, 2, V): two attention heads
+        z = torch.einsum("bcv,bkv->bkc", flat, w).flatten(1)  # (B, 128)
+        z = torch.cat([z, flat.amax(-1)], dim=1)  # + global max (B, 192)
         return torch.cumsum(F.softplus(self.head(z)), dim=1)
 
     def forward(self, x: Any) -> Any:

@@ -67,7 +67,7 @@ class Sizes:
     k: int = 2
 
 
-QUICK = Sizes(1500, 10, 10, 3, 10, 3, 8, 3, 20, 10, 200)
+QUICK = Sizes(1500, 15, 10, 3, 10, 3, 8, 3, 20, 10, 150)
 FULL = Sizes(3000, 12, 50, 50, 20, 20, 20, 20, 40, 40, 500)
 COSTLY = ("bridge", "repaint")
 
