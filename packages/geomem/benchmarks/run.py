@@ -7,14 +7,15 @@ same probes score the embeddings: navigation, spectral share and alignment (k = 
 cycle), geometric score, and edge recovery (from the model's own scores for ours, from cosine
 similarity for the skip-gram peers, which have no pair scorer of window 1). Peers: ``node2vec`` 0.5.0
 (random walks + gensim skip-gram) and ``gensim`` skip-gram on uniform random walks (what
-DeepWalk/karateclub do). ``pecanpy`` and ``karateclub`` are reported as skipped when they do not
-import (pecanpy 2.0.9 needs ``nptyping``, which fails under numpy 2; karateclub 1.3.3 pins
-networkx 2.6 and pandas 1.3).
+DeepWalk/karateclub do) and ``pecanpy`` (node2vec, p = q = 1) when it imports. A peer that
+cannot import is reported as skipped with the reason (pecanpy 2.0.9 needs ``nptyping``, which
+fails under numpy 2 with ``AttributeError``; karateclub 1.3.3 pins networkx 2.6 and pandas 1.3).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 from pathlib import Path
 
@@ -92,6 +93,27 @@ def peer_deepwalk(g: Graph, quick: bool) -> np.ndarray:
     return np.stack([model.wv[str(i)] for i in range(g.n_nodes)]).astype(np.float64)
 
 
+def load_peer(module: str) -> tuple[object | None, str | None]:
+    """Import a peer, or return why it cannot run. Any exception counts: pecanpy 2.0.9 fails
+    with ``AttributeError`` (``np.bool8``, via ``nptyping``) under numpy 2, not ImportError."""
+    try:
+        return importlib.import_module(module), None
+    except Exception as exc:  # the reason is reported, never swallowed
+        return None, f"{module} unavailable: {type(exc).__name__}: {exc}"[:160]
+
+
+def peer_pecanpy(g: Graph, quick: bool) -> np.ndarray:
+    """pecanpy's node2vec (p = q = 1, same walks and window as the other peers)."""
+    mod, why = load_peer("pecanpy.pecanpy")
+    if mod is None:
+        raise ImportError(why)
+    ids = [str(i) for i in range(g.n_nodes)]
+    walker = mod.DenseOTF.from_mat(g.adj.astype(np.float32), ids, p=1, q=1, workers=1)
+    emb = walker.embed(dim=100, num_walks=5 if quick else 10, walk_length=20, window_size=5)
+    order = {str(n): i for i, n in enumerate(walker.nodes)}
+    return np.asarray(emb, np.float64)[[order[i] for i in ids]]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -115,19 +137,18 @@ def main() -> None:
         for peer, fn in (
             ("node2vec 0.5.0", peer_node2vec),
             ("gensim skip-gram walks", peer_deepwalk),
+            ("pecanpy", peer_pecanpy),
         ):
             try:
                 t, e = timed(lambda fn=fn, g=g: fn(g, args.quick), repeats)
             except ImportError as exc:
-                report.add(name, peer, None, skipped=f"not installed: {exc}")
+                report.add(name, peer, None, skipped=f"not installed: {exc}"[:160])
                 continue
             report.add(name, peer, t, **probes(e, g, k))
             report.ratio(name, ours_name, peer)
-        for peer, mod in (("pecanpy", "pecanpy.pecanpy"), ("karateclub", "karateclub")):
-            try:
-                __import__(mod)
-            except Exception as exc:  # record why a peer cannot run
-                report.add(name, peer, None, skipped=f"{type(exc).__name__}: {exc}"[:120])
+        _, why = load_peer("karateclub")  # not installed: 1.3.3 pins networkx 2.6, pandas 1.3
+        if why:
+            report.add(name, "karateclub", None, skipped=why)
     print(report.to_text())
     path = report.write(Path(args.out))
     print(f"written to {path}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -87,3 +89,48 @@ def test_bad_training_arguments():
         train(GPT(path_star(3, 6).n_nodes, dim=16, n_heads=2, max_len=8), path_star(3, 6), steps=2)
     with pytest.raises(TypeError, match="model"):
         train(object(), g, steps=2)
+    with pytest.raises(ValueError, match="schedule"):
+        train(m, g, steps=2, schedule="linear")
+    with pytest.raises(ValueError, match="warmup"):
+        train(m, g, steps=4, warmup=4)
+
+
+def test_cosine_schedule_and_parameter_groups():
+    from geomem._train import _param_groups, _Schedule
+
+    s = _Schedule(1e-2, "cosine", 10, 110)
+    assert s(0) == pytest.approx(1e-3) and s(9) == pytest.approx(1e-2)
+    assert s(10) == pytest.approx(1e-2) and s(110) == pytest.approx(1e-3)
+    assert s(60) == pytest.approx(1e-2 * (0.1 + 0.45))  # half way: the cosine's midpoint
+    lrs = [s(i) for i in range(10, 111)]
+    assert all(a >= b for a, b in itertools.pairwise(lrs))
+    assert _Schedule(1e-2, "constant", 0, 50)(49) == 1e-2
+    m = GPT(8, dim=16, n_heads=2)
+    decay, rest = _param_groups(m, 0.1)
+    assert decay["weight_decay"] == 0.1 and rest["weight_decay"] == 0.0
+    assert all(p.dim() >= 2 for p in decay["params"]) and all(p.dim() == 1 for p in rest["params"])
+    n = sum(1 for p in m.parameters() if p.requires_grad)
+    assert len(decay["params"]) + len(rest["params"]) == n
+
+
+def test_unpadded_batches_give_the_padded_loss():
+    """Padding each kind to its own length changes nothing: causal logits ignore what follows."""
+    from geomem._tasks import Vocab, edge_examples, path_examples
+    from geomem._train import pad_examples
+
+    g = path_star(3, 3, 0)
+    m = GPT(g.n_nodes, dim=16, n_heads=2, max_len=10, seed=0)
+    ex = edge_examples(g) + path_examples(g)
+    pad = Vocab(g.n_nodes).pad
+    ids, tgt = pad_examples(ex, 10, pad)
+    full = torch.nn.functional.cross_entropy(
+        m(ids[:, :-1])[tgt[:, :-1]], ids[:, 1:][tgt[:, :-1]], reduction="sum"
+    )
+    parts = 0.0
+    for kind in ("edge", "path"):
+        sub = [e for e in ex if e.kind == kind]
+        i, t = pad_examples(sub, max(len(e.ids) for e in sub), pad)
+        parts += torch.nn.functional.cross_entropy(
+            m(i[:, :-1])[t[:, :-1]], i[:, 1:][t[:, :-1]], reduction="sum"
+        )
+    torch.testing.assert_close(parts, full, rtol=1e-5, atol=1e-5)

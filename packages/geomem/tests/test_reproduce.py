@@ -15,7 +15,14 @@ def test_generator_checks_pass():
 def test_reproduce_tiny(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     tiny = rep.Config(
-        d=20, l=5, seeds=(0, 1), n2v_steps=200, gpt_steps=10, gpt_seeds=(0,), cycle_steps=200
+        d=20,
+        l=5,
+        seeds=(0, 1),
+        n2v_steps=200,
+        gpt_steps=10,
+        gpt_seeds=(0,),
+        cycle_steps=200,
+        incontext_steps=10,
     )
     monkeypatch.setattr(rep, "QUICK", tiny)
     res = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)

@@ -8,12 +8,12 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.checks import check_choice, check_positive, check_positive_int
 from icml26_shared.experiment import progress as progress_bar
 
 from ._gpt import GPT
 from ._incontext import make_dataset, node_positions
-from ._train import TrainResult
+from ._train import SCHEDULES, TrainResult, _param_groups, _Schedule
 
 __all__ = ["evaluate_incontext", "train_incontext"]
 
@@ -27,17 +27,23 @@ def train_incontext(
     batch_size: int = 64,
     lr: float = 1e-3,
     weight_decay: float = 1e-2,
+    schedule: str = "constant",
+    warmup: int = 0,
     seed: int = 0,
     log_every: int | None = None,
     progress: bool = False,
 ) -> TrainResult:
     """Teacher-forced training on fresh in-context path-stars (labels drawn from the model's
-    ``n_nodes`` tokens); the history logs :func:`evaluate_incontext` on held-out graphs."""
+    ``n_nodes`` tokens); the history logs :func:`evaluate_incontext` on held-out graphs.
+    ``schedule`` / ``warmup`` as in :func:`geomem.train`; AdamW with the same parameter groups."""
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
     check_positive(lr, "lr")
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    check_choice(schedule, "schedule", SCHEDULES)
+    if not isinstance(warmup, int) or not 0 <= warmup < steps:
+        raise ValueError(f"warmup must be an integer in [0, steps={steps}), got {warmup!r}")
+    sched = _Schedule(lr, schedule, warmup, steps)
+    opt = torch.optim.AdamW(_param_groups(model, weight_decay), lr=sched(0))
     every = max(1, steps // 10) if log_every is None else check_positive_int(log_every, "log_every")
     rng = np.random.default_rng(seed)
     res = TrainResult()
@@ -52,6 +58,8 @@ def train_incontext(
         logits = model(batch.ids[:, :-1])
         mask = batch.target[:, :-1]
         loss = F.cross_entropy(logits[mask], batch.ids[:, 1:][mask])
+        for group in opt.param_groups:
+            group["lr"] = sched(s)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

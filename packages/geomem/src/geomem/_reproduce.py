@@ -49,15 +49,20 @@ class Config:
     gpt_seeds: tuple[int, ...]
     gpt_lr: float = 3e-3
     gpt_weight_decay: float = 0.1
+    gpt_schedule: str = "cosine"
+    gpt_warmup: int = 200
     gpt_dim: int = 128
     batch_size: int = 64
     path_fraction: float = 0.2
     incontext_d: int = 5
+    incontext_steps: int = 800  # item 7: the in-context GPT and the same GPT in-weights (d = 5)
+    incontext_batch: int = 32
+    incontext_lr: float = 1e-3
     cycle_steps: int = 50_000
     extra_graphs: bool = False
 
 
-QUICK = Config(d=20, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=800, gpt_seeds=(0,))
+QUICK = Config(d=20, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=2000, gpt_seeds=(0,))
 FULL = Config(
     d=50, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=4000, gpt_seeds=(0,), extra_graphs=True
 )
@@ -143,8 +148,9 @@ def _gpt(cfg: Config, g: Graph, seed: int, frozen: bool, show: bool, steps: int 
     )
     res = train(
         model, g, "mixed", steps or cfg.gpt_steps, lr=cfg.gpt_lr, batch_size=cfg.batch_size,
-        path_fraction=cfg.path_fraction, weight_decay=cfg.gpt_weight_decay, seed=seed,
-        progress=show,
+        path_fraction=cfg.path_fraction, weight_decay=cfg.gpt_weight_decay,
+        schedule=cfg.gpt_schedule, warmup=min(cfg.gpt_warmup, (steps or cfg.gpt_steps) - 1),
+        seed=seed, progress=show,
     )  # fmt: skip
     return model, res
 
@@ -315,15 +321,21 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
     # item 7: in-context vs in-weights at d = 5
     dc = cfg.incontext_d
     ic_model = GPT(50, dim=cfg.gpt_dim, max_len=sequence_length(dc, l), seed=0)
+    ic_cfg = replace(
+        cfg, d=dc, gpt_steps=cfg.incontext_steps, batch_size=cfg.incontext_batch,
+        gpt_lr=cfg.incontext_lr,
+    )  # fmt: skip
     ic = train_incontext(
-        ic_model, cfg.gpt_steps, d=dc, l=l, batch_size=cfg.batch_size, lr=cfg.gpt_lr,
-        weight_decay=cfg.gpt_weight_decay, progress=show,
+        ic_model, ic_cfg.gpt_steps, d=dc, l=l, batch_size=ic_cfg.batch_size, lr=ic_cfg.gpt_lr,
+        weight_decay=cfg.gpt_weight_decay, schedule=cfg.gpt_schedule,
+        warmup=min(cfg.gpt_warmup, ic_cfg.gpt_steps - 1), progress=show,
     )  # fmt: skip
     g5 = path_star(dc, l, seed=0)
-    m5, r5 = _gpt(replace(cfg, d=dc), g5, 0, False, show)
+    m5, r5 = _gpt(ic_cfg, g5, 0, False, show)
     icf = ic.final
     small = ResultTable(
-        f"in-context vs in-weights, path-star d={dc}, l={l}, {cfg.gpt_steps} steps each",
+        f"in-context vs in-weights, path-star d={dc}, l={l}, {cfg.incontext_steps} steps each "
+        f"(batch {cfg.incontext_batch}, lr {cfg.incontext_lr})",
         ["first step", "teacher-forced later nodes", "exact path"],
         note=f"in-context: 100 unseen graphs; in-weights: the {len(g5.test_leaves)} unseen leaves.",
     )

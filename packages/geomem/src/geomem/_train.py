@@ -13,6 +13,7 @@ one sees when lookup (edge recovery) and geometry (navigation, spectral share) a
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,26 @@ from ._tasks import Example, Vocab, edge_examples, path_examples
 __all__ = ["RECIPES", "TrainResult", "evaluate", "pad_examples", "train"]
 
 RECIPES = ("mixed", "staged", "mixed_hardest_token", "staged_hardest_token")
+SCHEDULES = ("constant", "cosine")
+
+
+@dataclass(frozen=True)
+class _Schedule:
+    """Learning rate at step ``s``: linear warm-up to ``lr`` over ``warmup`` steps, then constant
+    or a cosine from ``lr`` down to ``lr / 10`` at ``steps``."""
+
+    lr: float
+    kind: str
+    warmup: int
+    steps: int
+
+    def __call__(self, s: int) -> float:
+        if s < self.warmup:
+            return self.lr * (s + 1) / self.warmup
+        if self.kind == "constant":
+            return self.lr
+        frac = (s - self.warmup) / max(1, self.steps - self.warmup)
+        return self.lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * frac)))
 
 
 @dataclass
@@ -110,6 +131,8 @@ def train(
     batch_size: int = 64,
     path_fraction: float = 0.5,
     weight_decay: float = 1e-2,
+    schedule: str = "constant",
+    warmup: int = 0,
     direction: str = "both",
     self_edges: bool = False,
     seed: int = 0,
@@ -126,7 +149,11 @@ def train(
         graph: the graph; its ``train_leaves`` give the path queries.
         recipe: one of :data:`RECIPES` (GPT only).
         steps: optimisation steps.
-        lr, weight_decay: AdamW settings for the GPT.
+        lr, weight_decay: AdamW settings for the GPT (weight decay on matrices and the token
+            table only; biases and LayerNorm gains are not decayed).
+        schedule: ``"constant"`` or ``"cosine"`` (linear warm-up over ``warmup`` steps, then
+            cosine decay from ``lr`` to ``lr / 10`` at the last step, as in the paper's code).
+        warmup: linear warm-up steps (both schedules).
         batch_size: sequences per GPT step; ``path_fraction`` of them are path queries.
         direction: edge directions memorised (``"forward"``, ``"backward"``, ``"both"``).
         self_edges: add ``u = u`` edges (the self-edge ablation).
@@ -153,8 +180,12 @@ def train(
     check_positive(weight_decay, "weight_decay", strict=False)
     batch_size = check_positive_int(batch_size, "batch_size", minimum=2)
     path_fraction = check_in_interval(path_fraction, "path_fraction", 0, 1)
+    check_choice(schedule, "schedule", SCHEDULES)
+    if not isinstance(warmup, int | np.integer) or not 0 <= warmup < steps:
+        raise ValueError(f"warmup must be an integer in [0, steps={steps}), got {warmup!r}")
+    sched = _Schedule(lr, schedule, int(warmup), steps)
     return _train_gpt(
-        model, graph, recipe, steps, lr, batch_size, path_fraction, weight_decay, direction,
+        model, graph, recipe, steps, sched, batch_size, path_fraction, weight_decay, direction,
         self_edges, seed, log_every, k, progress,
     )  # fmt: skip
 
@@ -188,7 +219,7 @@ def _train_gpt(
     graph: Graph,
     recipe: str,
     steps: int,
-    lr: float,
+    sched: _Schedule,
     batch_size: int,
     path_fraction: float,
     weight_decay: float,
@@ -205,10 +236,13 @@ def _train_gpt(
     length = max(len(e.ids) for e in edges + paths)
     if length > model.max_len:
         raise ValueError(f"model.max_len must be >= {length} for this graph, got {model.max_len}")
-    e_ids, e_tgt = pad_examples(edges, length, vocab.pad)
-    p_ids, p_tgt = pad_examples(paths, length, vocab.pad)
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    # Each kind padded to its own length: causal attention makes a sequence's logits independent
+    # of what follows it, so this is the same loss as one padded batch at a third of the cost.
+    pools = {
+        kind: pad_examples(ex, max(len(e.ids) for e in ex), vocab.pad)
+        for kind, ex in (("edge", edges), ("path", paths))
+    }
+    opt = torch.optim.AdamW(_param_groups(model, weight_decay), lr=sched(0))
     gen = torch.Generator().manual_seed(int(seed))
     n_path = min(batch_size - 1, max(1, round(batch_size * path_fraction)))
     staged = recipe.startswith("staged")
@@ -227,16 +261,21 @@ def _train_gpt(
             if edge_recovery(model, graph) >= 0.99:
                 phase_paths, res.switched_at = True, s
         if staged:
-            pool_ids, pool_tgt = (p_ids, p_tgt) if phase_paths else (e_ids, e_tgt)
-            idx = torch.randint(0, len(pool_ids), (batch_size,), generator=gen)
-            ids, tgt = pool_ids[idx], pool_tgt[idx]
+            kind = "path" if phase_paths else "edge"
+            counts = {kind: batch_size}
         else:
-            ie = torch.randint(0, len(e_ids), (batch_size - n_path,), generator=gen)
-            ip = torch.randint(0, len(p_ids), (n_path,), generator=gen)
-            ids, tgt = torch.cat([e_ids[ie], p_ids[ip]]), torch.cat([e_tgt[ie], p_tgt[ip]])
-        logits = model(ids[:, :-1])
-        mask = tgt[:, :-1]
-        loss = F.cross_entropy(logits[mask], ids[:, 1:][mask])
+            counts = {"edge": batch_size - n_path, "path": n_path}
+        total, n_tgt = 0.0, 0
+        for kind, count in counts.items():
+            ids, tgt = pools[kind]
+            idx = torch.randint(0, len(ids), (count,), generator=gen)
+            ids, mask = ids[idx], tgt[idx][:, :-1]
+            logits = model(ids[:, :-1])
+            total = total + F.cross_entropy(logits[mask], ids[:, 1:][mask], reduction="sum")
+            n_tgt += int(mask.sum())
+        loss = total / n_tgt
+        for group in opt.param_groups:
+            group["lr"] = sched(s)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -244,3 +283,11 @@ def _train_gpt(
     model.eval()
     res.seconds = time.perf_counter() - start
     return res
+
+
+def _param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups: decay on matrices (and the token table), none on biases / LayerNorm."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    rest = [p for p in params if p.dim() < 2]
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
