@@ -152,3 +152,24 @@ def test_bad_model_output_is_refused(fn, match, lung_fill):
     m[0] = True
     with pytest.raises(ValueError, match=match):
         shnap(fn, np.zeros((4, 4, 4)), [m], lung_fill)
+
+
+def test_gshnap_over_the_two_lungs_adds_up_their_nodules(lung_fill):
+    from shnap._game import gshnap
+
+    ph = make_phantom(32, n_nodules=4, seed=4)
+    oracle = OracleRisk.for_phantom(ph)
+    lungs = {
+        "lung A": (ph.lobe >= 1) & (ph.lobe <= 3) & ~ph.vessel_mask,
+        "lung B": (ph.lobe >= 4) & ~ph.vessel_mask,
+    }
+    att = gshnap(oracle, ph.image, lungs, lung_fill, k=1)
+    a, b = oracle.truth(ph)
+    side = np.array([int(ph.lobe[m].max() >= 4) for m in ph.nodule_masks])
+    assert len(set(side)) == 2  # nodules in both lungs: a real two-player game
+    expect = [
+        a[side == s].sum() + np.triu(b[np.ix_(side == s, side == s)], 1).sum() for s in (0, 1)
+    ]
+    np.testing.assert_allclose(att.phi, expect, atol=1e-6)
+    assert att.phi_pair[0, 1] == pytest.approx(b[np.ix_(side == 0, side == 1)].sum(), abs=1e-6)
+    assert att.extra["locality_violations"] == 0
