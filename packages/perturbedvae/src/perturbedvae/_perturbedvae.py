@@ -12,6 +12,9 @@ Generative model (u ∈ {0, 1}^P multi-hot, 0 = control)::
         ⇒ p(z_ν | z_ι, u) = N((I − A)⁻¹(C z_ι + Δu), (I − A)⁻¹ diag ω² (I − A)⁻ᵀ)
     x ~ N(g(z_ι, z_ν), diag σ²)      or  NB(ℓ · softmax g(z_ι, z_ν), θ) for counts
 
+The per-gene σ² takes its closed-form maximum-likelihood value (a running mean of the squared
+residuals, see :func:`update_log_var`) rather than gradient steps.
+
 Inference q(z_ν, z_ι | x, u) = q(z_ν | x, u) q(z_ι | x): the background encoder never sees u.
 The loss (per cell) is::
 
@@ -46,6 +49,23 @@ __all__ = ["PerturbedVAE", "Prediction", "Programs", "scm_kl"]
 
 LIKELIHOODS = ("gaussian", "nb")
 INTERVENTIONS = ("hard", "soft")
+VAR_EMA = 0.05  # weight of each mini-batch in the running per-gene variance
+VAR_FLOOR = 1e-4  # lower bound of the per-gene variance (standardised units)
+
+
+def update_log_var(log_var: torch.Tensor, resid: torch.Tensor) -> None:
+    """In place: log σ²_g ← log((1 − ρ) σ²_g + ρ · mean_batch (x_g − g(z)_g)²), ρ = ``VAR_EMA``.
+
+    The closed-form maximum-likelihood per-gene variance of a Gaussian decoder (the calibrated
+    decoder of Rybkin, Daniilidis & Levine, "Simple and Effective VAE Training with Calibrated
+    Decoders", ICML 2021), tracked over mini-batches. Learning log σ² by Adam instead moves it by
+    about ``lr`` per step, so at lr 1e-3 the likelihood weights of well-explained genes stayed
+    near 1 for most of a 100-epoch run and small, sparse perturbation effects were under-fit.
+    """
+    with torch.no_grad():
+        r2 = (resid.detach() ** 2).mean(0)
+        var = (1 - VAR_EMA) * torch.exp(log_var) + VAR_EMA * r2
+        log_var.copy_(torch.log(var.clamp_min(VAR_FLOOR)))
 
 
 def mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
@@ -117,7 +137,7 @@ class _Net(nn.Module):
         self.enc_bg = mlp(G, hidden, 2 * d_bg)
         self.enc_pert = mlp(G + P, hidden, 2 * d_pert)
         self.dec = mlp(d_bg + d_pert, hidden, G)
-        self.log_var_x = nn.Parameter(torch.zeros(G))
+        self.register_buffer("log_var_x", torch.zeros(G))  # closed-form updates, not Adam
         self.log_theta = nn.Parameter(torch.full((G,), 2.0))
         self.A_free = nn.Parameter(torch.zeros(d_pert, d_pert))
         self.register_buffer("mask", torch.tril(torch.ones(d_pert, d_pert), -1))
@@ -153,21 +173,32 @@ class _Net(nn.Module):
         return self.log_omega2 + u @ self.gamma
 
     def prior_sample(
-        self, z_bg: torch.Tensor, u: torch.Tensor, gen: torch.Generator
+        self,
+        z_bg: torch.Tensor,
+        u: torch.Tensor,
+        gen: torch.Generator,
+        noise: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """z_ν = (I − A)⁻¹(C z_ι + Δu + ε), ε ~ N(0, diag ω²(u))."""
+        """z_ν = (I − A)⁻¹(C z_ι + Δu + ε), ε = ω(u) ⊙ ``noise``, noise ~ N(0, I) if not given."""
         d = self.A.shape[0]
-        eps = torch.randn(z_bg.shape[0], d, generator=gen) * torch.exp(0.5 * self.log_omega2_of(u))
+        if noise is None:
+            noise = torch.randn(z_bg.shape[0], d, generator=gen)
+        eps = noise * torch.exp(0.5 * self.log_omega2_of(u))
         rhs = z_bg @ self.C.T + u @ self.delta + eps
         B = torch.eye(d) - self.A
         return torch.linalg.solve_triangular(B, rhs.T, upper=False, unitriangular=True).T
 
-    def log_lik(self, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    def log_lik(
+        self, x: torch.Tensor, z: torch.Tensor, *, update_variance: bool = False
+    ) -> torch.Tensor:
+        """log p(x | z) per cell; ``update_variance`` first refreshes σ²_g (Gaussian only)."""
         h = self.dec(z)
         if self.nb:
             mu = x.sum(-1, keepdim=True) * torch.softmax(h, -1)
             return _nb_log_prob(x, mu, self.log_theta).sum(-1)
         xs = (x - self.x_mean) / self.x_std
+        if update_variance:
+            update_log_var(self.log_var_x, xs - h)
         lv = self.log_var_x
         return -0.5 * (((xs - h) ** 2) * torch.exp(-lv) + lv + math.log(2 * math.pi)).sum(-1)
 
@@ -425,7 +456,7 @@ class PerturbedVAE:
         mu_n, lv_n = net.encode_pert(x, u)
         z_b = mu_b + torch.exp(0.5 * lv_b) * torch.randn(mu_b.shape, generator=gen, dtype=x.dtype)
         z_n = mu_n + torch.exp(0.5 * lv_n) * torch.randn(mu_n.shape, generator=gen, dtype=x.dtype)
-        rec = -net.log_lik(x, torch.cat([z_b, z_n], -1))
+        rec = -net.log_lik(x, torch.cat([z_b, z_n], -1), update_variance=True)
         kl_b = 0.5 * (mu_b**2 + torch.exp(lv_b) - 1 - lv_b).sum(-1)
         kl_n = scm_kl(mu_n, lv_n, mu_b, lv_b, net.A, net.C, u @ net.delta, net.log_omega2_of(u))
         loss = (rec + beta * (kl_b + kl_n)).mean()
@@ -476,7 +507,10 @@ class PerturbedVAE:
         """Predict cells of any combination of seen perturbations (no retraining).
 
         Control cells from training are encoded to μ_ι; z_ν ~ p(z_ν | μ_ι, u′) from the SCM prior;
-        the decoder gives each cell's mean, observation noise gives the cells.
+        the decoder gives each cell's mean, observation noise gives the cells. Every condition of
+        one call uses the same control cells and the same standard-normal SCM noise (common random
+        numbers), so differences between the returned means carry no sampling noise of the
+        background.
         """
         net = self._require_fit()
         conds = self._parse_request(conditions)
@@ -486,14 +520,14 @@ class PerturbedVAE:
         U = torch.as_tensor(encode_conditions(conds, self.perturbations), dtype=torch.float32)
         cells, means = [], []
         with torch.no_grad():
+            x0 = torch.as_tensor(
+                self._controls[rng.integers(0, len(self._controls), n_cells)], dtype=torch.float32
+            )
+            z_b = net.encode_bg(x0)[0]
+            noise = torch.randn(n_cells, self.d_pert, generator=gen)
             for k in range(len(conds)):
-                x0 = torch.as_tensor(
-                    self._controls[rng.integers(0, len(self._controls), n_cells)],
-                    dtype=torch.float32,
-                )
-                z_b = net.encode_bg(x0)[0]
                 u = U[k].expand(n_cells, -1)
-                z_n = net.prior_sample(z_b, u, gen)
+                z_n = net.prior_sample(z_b, u, gen, noise)
                 m = net.decode_mean(torch.cat([z_b, z_n], -1), x0.sum(-1))
                 if net.nb:
                     theta = torch.exp(net.log_theta)
