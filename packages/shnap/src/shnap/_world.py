@@ -451,7 +451,7 @@ def make_phantom(
             yc = (np.sin(theta) * by + 1) / 2 * size - 0.5
             xc = (np.cos(theta) * bx + 1) / 2 * size - 0.5
             d = np.linalg.norm(pts - np.array([zc, yc, xc], np.float32), axis=-1)
-            m = (d <= 2.2 * s) & skin_band & ~lung
+            m = (d <= 3.0 * s) & skin_band & ~lung
             if m.sum() >= 4 and not (ndimage.binary_dilation(m, iterations=2) & el_taken).any():
                 break
         else:
