@@ -109,7 +109,7 @@ def _end_to_end(report: BenchReport, repeats: int) -> None:
 def _bridge(report: BenchReport) -> None:
     if not hasattr(shnap, "Bridge"):
         return
-    bridge = shnap.Bridge.pretrained(quick=True)
+    bridge = shnap.Bridge.pretrained()
     cnn, _ = shnap.train_risk_cnn(shnap.CNNConfig("zeros", False, 1500, 25))
     ph = shnap.make_phantom(32, n_nodules=4, electrodes=1, seed=40_000)
     players = [*ph.nodule_masks, *ph.electrode_masks][:5]
