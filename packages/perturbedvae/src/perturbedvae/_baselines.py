@@ -24,7 +24,7 @@ from icml26_shared.checks import check_positive, check_positive_int
 from icml26_shared.experiment import progress as progress_bar
 
 from ._data import CONTROL, Screen, _parse_label, encode_conditions
-from ._perturbedvae import Prediction, mlp, update_log_var
+from ._perturbedvae import Prediction, mlp
 
 __all__ = ["Additive", "CPALike", "ControlMean", "Ridge"]
 
@@ -162,8 +162,7 @@ class CPALike:
 
     z_basal = enc(x); an adversary predicts u from z_basal through gradient reversal (weight
     ``adversary_weight``), so the encoder learns to remove u; z = z_basal + Σ_p u_p e_p;
-    x ~ N(dec(z), diag σ²) with σ² in closed form as for PerturbedVAE. Prediction encodes control
-    cells and adds the embeddings.
+    x ~ N(dec(z), diag σ²). Prediction encodes control cells and adds the embeddings.
     """
 
     def __init__(
@@ -204,9 +203,9 @@ class CPALike:
         self.dec = mlp(self.d_latent, self.hidden, self.n_genes)
         self.adv = mlp(self.d_latent, self.hidden, self.n_perts)
         self.emb = nn.Parameter(0.1 * torch.randn(self.n_perts, self.d_latent))
-        self.log_var = torch.zeros(self.n_genes)  # closed-form per-gene variance (running mean)
+        self.log_var = nn.Parameter(torch.zeros(self.n_genes))
         params = [*self.enc.parameters(), *self.dec.parameters(), *self.adv.parameters()]
-        opt = torch.optim.Adam([*params, self.emb], lr=lr)
+        opt = torch.optim.Adam([*params, self.emb, self.log_var], lr=lr)
         bce = nn.BCEWithLogitsLoss()
         self._controls = screen.X[screen.is_control]
         for _ in progress_bar(range(epochs), enabled=progress, total=epochs, desc="CPA-like"):
@@ -216,7 +215,6 @@ class CPALike:
                 xs = (X[idx] - self.x_mean) / self.x_std
                 zb = self.enc(xs)
                 h = self.dec(zb + U[idx] @ self.emb)
-                update_log_var(self.log_var, xs - h)
                 nll = 0.5 * (((xs - h) ** 2) * torch.exp(-self.log_var) + self.log_var).sum(-1)
                 adv = bce(self.adv(_GradReverse.apply(zb, self.adversary_weight)), U[idx])
                 loss = nll.mean() + 0.5 * math.log(2 * math.pi) * self.n_genes + adv * self.n_perts
