@@ -67,7 +67,7 @@ class Sizes:
     k: int = 2
 
 
-QUICK = Sizes(1500, 25, 8, 2, 8, 2, 6, 2, 15, 8, 100)
+QUICK = Sizes(1500, 25, 10, 4, 10, 4, 8, 4, 20, 15, 200)
 FULL = Sizes(3000, 25, 50, 50, 20, 20, 20, 20, 40, 40, 500)
 COSTLY = ("bridge", "repaint")
 
@@ -332,8 +332,10 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             "oracle RMSE",
             "electrode share",
             "ROI mean phi",
+            "oracle electrode |phi|",
             "radial slope (cnn-zeros)",
             "discriminator AUC",
+            "nodule-free",
             "s / SHNAP case",
         ],
         note="Oracle columns: SHNAP of the oracle vs its true terms. Electrode share: mean "
@@ -372,8 +374,10 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
                 "oracle RMSE": rec["rmse"],
                 "electrode share": sc["share"],
                 "ROI mean phi": sc["roi_mean"],
+                "oracle electrode |phi|": sc["oracle_electrode"],
                 "radial slope (cnn-zeros)": f"{fz.slope:.3f} [{fz.ci()[0]:.3f}, {fz.ci()[1]:.3f}]",
                 "discriminator AUC": real.get("auc"),
+                "nodule-free": real.get("nodule_free"),
                 "s / SHNAP case": rec["seconds"],
             },
         )
