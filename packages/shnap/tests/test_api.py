@@ -27,6 +27,7 @@ def test_public_api_is_exact():
         "SubprocessRiskModel",
         "TrainConfig",
         "ZeroFill",
+        "check_insertion",
         "exact_sv_sii",
         "find_nodules",
         "gshnap",

@@ -38,6 +38,7 @@ from ._realism import realism_report as realism_report
 from ._realism import removal_study as removal_study
 from ._snap import RadialFit as RadialFit
 from ._snap import SnapMap as SnapMap
+from ._snap import check_insertion as check_insertion
 from ._snap import snap_grid as snap_grid
 from ._world import NoduleSpec as NoduleSpec
 from ._world import NoduleTemplate as NoduleTemplate
@@ -79,6 +80,7 @@ __all__ = [
     "SubprocessRiskModel",
     "TrainConfig",
     "ZeroFill",
+    "check_insertion",
     "exact_sv_sii",
     "find_nodules",
     "gshnap",

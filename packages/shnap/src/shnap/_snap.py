@@ -32,7 +32,7 @@ from ._checks import check_mask, check_tau, check_volume
 from ._models import evaluate_model
 from ._world import NoduleTemplate, boundary_distance
 
-__all__ = ["RadialFit", "SnapMap", "hc3_ols", "insertion_grid", "snap_grid"]
+__all__ = ["RadialFit", "SnapMap", "check_insertion", "hc3_ols", "insertion_grid", "snap_grid"]
 
 _CUBE = ndimage.generate_binary_structure(3, 3)
 
