@@ -41,7 +41,7 @@ __all__ = ["CNNConfig", "RiskCNN3D", "cache_dir", "train_risk_cnn", "training_se
 
 Padding = Literal["zeros", "reflect", "circular"]
 YEARS = 6
-_CODE_VERSION = "cnn-v3-world-v3"
+_CODE_VERSION = "cnn-v3-world-v4"
 
 
 def cache_dir() -> Path:

@@ -437,13 +437,15 @@ def make_phantom(
         nodule_masks.append(mask)
         infos.append(NoduleInfo(spec, centre, float(depth[centre]), int(mask.sum())))
 
-    # electrodes: +2000 HU discs straddling the anterior skin
+    # electrodes: +2000 HU discs straddling the anterior skin, >= 3 voxels from the lungs (so a
+    # removal, dilated by one voxel, never touches lung voxels)
     el_rng = np.random.default_rng([seed, 3])
     electrode_masks: list[np.ndarray] = []
     outside_d = ndimage.distance_transform_edt(~body)
     inside_d = ndimage.distance_transform_edt(body)
     skin_band = ((outside_d > 0) & (outside_d <= 1.6 * s)) | ((inside_d > 0) & (inside_d <= 1.0))
     el_taken = np.zeros(shape, bool)
+    near_lung = ndimage.binary_dilation(lung, iterations=2)  # electrodes stay off the lungs
     for _ in range(electrodes):
         for _try in range(50):
             theta = el_rng.uniform(-np.pi * 0.8, -np.pi * 0.2)  # anterior arc (y < 0)
@@ -451,8 +453,12 @@ def make_phantom(
             yc = (np.sin(theta) * by + 1) / 2 * size - 0.5
             xc = (np.cos(theta) * bx + 1) / 2 * size - 0.5
             d = np.linalg.norm(pts - np.array([zc, yc, xc], np.float32), axis=-1)
-            m = (d <= 3.0 * s) & skin_band & ~lung
-            if m.sum() >= 4 and not (ndimage.binary_dilation(m, iterations=2) & el_taken).any():
+            m = (d <= 3.0 * s) & skin_band
+            if (
+                m.sum() >= 4
+                and not (m & near_lung).any()
+                and not (ndimage.binary_dilation(m, iterations=2) & el_taken).any()
+            ):
                 break
         else:
             raise RuntimeError("could not place the electrodes; use fewer (electrodes <= 6)")
