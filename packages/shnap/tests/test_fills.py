@@ -69,6 +69,12 @@ def test_naive_fill_values():
     assert np.all(ZeroFill().remove(x, m)[m] == 0)
     assert np.allclose(GlobalMeanFill().remove(x, m)[m], x.mean(dtype=np.float64))
     assert np.allclose(ShellMeanFill().remove(x, m)[m], shell_mean(x, m))
+    two = m.copy()
+    two[9:11, 9:11, 9:11] = True  # a second component gets its own shell mean
+    out = ShellMeanFill().remove(x, two)
+    assert np.allclose(out[m], shell_mean(x, m)) and np.allclose(
+        out[two & ~m], shell_mean(x, two & ~m)
+    )
     # insertion pastes the template exactly
     tmpl = nodule_library(1, seed=0)[0]
     out = ShellMeanFill().insert(x, tmpl, (6, 6, 6))

@@ -21,7 +21,7 @@ outside the mask by construction (spec item 2).
 Insertion (SNAP) pastes a nodule template at a centre, draws x_τ from the bridge marginal on the
 template mask dilated by one voxel, and runs the same sampler from τ to 0.
 
-The network runs on crops: each cluster of mask components gets its own box (bounding box plus
+The network runs on crops: each 26-connected mask component gets its own box (bounding box plus
 ``margin``, at least ``crop`` voxels, a multiple of 4), boxes of one shape are batched, and
 identical jobs (same crop, mask and seed) are computed once. The noise of a job is drawn from a
 generator seeded by ``(seed, box corner)``, so it does not depend on the batch it comes in.
@@ -56,7 +56,7 @@ __all__ = [
     "shell_mean",
 ]
 
-_CODE_VERSION = 1
+_CODE_VERSION = 2
 _STRUCT = ndimage.generate_binary_structure(3, 3)
 
 
@@ -123,9 +123,10 @@ def random_metaball_mask(
 # --------------------------------------------------------------------------------------------
 # crops
 def crop_boxes(mask: np.ndarray, margin: int = 3, crop: int = 16) -> list[tuple[np.ndarray, tuple]]:
-    """Boxes covering the mask: ``(component mask, (corner, size))`` per cluster of components.
+    """Boxes covering the mask: ``(component mask, (corner, size))`` per 26-connected component.
 
-    Components whose boxes (bounding box ± ``margin``) overlap are merged. Each box has sides
+    Every component is edited in its own box, so its fill does not depend on which other
+    components are edited (nor its noise, keyed by its own box). Each box has sides
     ``max(crop, 4·⌈(extent + 2·margin)/4⌉)``, is centred on its cluster and shifted inside the
     volume where the volume is large enough (otherwise it sticks out and is edge-padded).
     """
@@ -136,19 +137,6 @@ def crop_boxes(mask: np.ndarray, margin: int = 3, crop: int = 16) -> list[tuple[
         for j, sl in enumerate(slices)
         if sl is not None
     ]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(boxes)):
-            for j in range(i + 1, len(boxes)):
-                a, b = boxes[i], boxes[j]
-                if np.all(a[0] < b[1]) and np.all(b[0] < a[1]):
-                    boxes[i] = [np.minimum(a[0], b[0]), np.maximum(a[1], b[1]), a[2] + b[2]]
-                    del boxes[j]
-                    merged = True
-                    break
-            if merged:
-                break
     out = []
     shape = np.array(mask.shape)
     for lo, hi, labs in boxes:
@@ -210,8 +198,8 @@ class TrainConfig:
     lr: float = 2e-3
     seed: int = 0
     radius: tuple[float, float] = (2.0, 5.0)
-    #: place masks where nodules can be: their 1-voxel dilation free of voxels above
-    #: ``vessel_hu`` (vessels, chest wall), as nodules never touch vessels or the lung boundary
+    #: place masks where dilated nodules can be: free of voxels above ``vessel_hu`` (vessels,
+    #: chest wall), as nodules never touch vessels or the lung boundary
     nodule_like: bool = True
     vessel_hu: float = -750.0
 
@@ -239,15 +227,15 @@ def _torch_shell_mean(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
 def _nodule_like_masks(
     x0: torch.Tensor,
     masks: torch.Tensor,
-    dilated: torch.Tensor,
+    flat: torch.Tensor,
     level: float,
     rng: np.random.Generator,
     fallback: torch.Tensor,
 ) -> torch.Tensor:
-    """Per crop, a random pool mask whose dilation avoids voxels above ``level`` (else the
-    fallback mask): masks where a nodule could sit."""
+    """Per crop, a random pool mask that avoids voxels above ``level`` (else the fallback
+    mask): masks where a dilated nodule could sit (its shell may touch vessels or the wall)."""
     bright = (x0 > level).flatten(1).float()
-    fits = (bright @ dilated.T) == 0  # (B, P)
+    fits = (bright @ flat.T) == 0  # (B, P)
     out = fallback.clone()
     for b in range(len(x0)):
         ok = torch.nonzero(fits[b]).flatten()
@@ -308,7 +296,7 @@ class Bridge:
         )
         data = torch.from_numpy(crops)[:, None]
         masks = torch.from_numpy(pool)[:, None].float()
-        dilated = F.max_pool3d(masks, 3, stride=1, padding=1).flatten(1)
+        flat = masks.flatten(1)
         bright_level = float((np.clip((train.vessel_hu + 1000) / 1400, 0, 1)) * 2 - 1)
         net = UNet3D(config.widths)
         opt = torch.optim.Adam(net.parameters(), lr=train.lr)
@@ -327,7 +315,7 @@ class Bridge:
             x0 = x0.permute(*perm).contiguous()
             m = torch.flip(m, [d for d in (2, 3, 4) if rng.random() < 0.5]).contiguous()
             if train.nodule_like:
-                m = _nodule_like_masks(x0, masks, dilated, bright_level, rng, m)
+                m = _nodule_like_masks(x0, masks, flat, bright_level, rng, m)
             t = torch.rand(train.batch_size)
             tt = t[:, None, None, None, None]
             x1 = _torch_shell_mean(x0, m)[

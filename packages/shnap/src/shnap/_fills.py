@@ -74,12 +74,16 @@ class _ConstantFill:
     def value(self, x: np.ndarray, mask: np.ndarray) -> np.float32:
         raise NotImplementedError
 
+    def fill(self, out: np.ndarray, x: np.ndarray, mask: np.ndarray) -> None:
+        """Write the fill of ``mask`` (computed from ``x``) into ``out``."""
+        out[mask] = self.value(x, mask)
+
     def remove(self, x: np.ndarray, mask: np.ndarray, seed: int = 0) -> np.ndarray:
         """Set ``mask`` to the fill value; every other voxel is returned unchanged."""
         x = check_volume(x, "x")
         mask = check_mask(mask, x, "mask")
         out = x.copy()
-        out[mask] = self.value(x, mask)
+        self.fill(out, x, mask)
         return out
 
     def remove_batch(self, xs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
@@ -87,7 +91,7 @@ class _ConstantFill:
         xs, ms = _check_batch(xs, masks, seeds)
         out = xs.copy()
         for o, x, m in zip(out, xs, ms):
-            o[m] = self.value(x, m)
+            self.fill(o, x, m)
         return out
 
     def insert(
@@ -100,7 +104,7 @@ class _ConstantFill:
         ring = edit & ~placed
         out = pasted
         if ring.any():
-            out[ring] = self.value(x, ring)
+            self.fill(out, x, ring)
         return out
 
     def __repr__(self) -> str:
@@ -126,12 +130,20 @@ class GlobalMeanFill(_ConstantFill):
 
 
 class ShellMeanFill(_ConstantFill):
-    """Fill with the mean of the mask's 1-voxel shell (local, but without texture)."""
+    """Fill each connected component of the mask with the mean of its own 1-voxel shell
+    (local, but without texture)."""
 
     name = "shell-mean"
 
     def value(self, x: np.ndarray, mask: np.ndarray) -> np.float32:
         return np.float32(shell_mean(x, mask))
+
+    def fill(self, out: np.ndarray, x: np.ndarray, mask: np.ndarray) -> None:
+        """Each 26-connected component of ``mask`` gets the mean of its own shell."""
+        labels, k = ndimage.label(mask, _STRUCT)
+        for j in range(1, k + 1):
+            comp = labels == j
+            out[comp] = self.value(x, comp)
 
 
 # --------------------------------------------------------------------------------------------
