@@ -99,3 +99,22 @@ def test_report_refuses_bad_input(zero_study):
         realism_report(r, f, rm, fm.astype(np.uint8))
     with pytest.raises(ValueError, match="at least folds=5"):
         realism_report(r[:3], f, rm[:3], fm)
+
+
+@pytest.mark.slow
+def test_item3_bridge_fills_pass_the_realism_and_nodule_bars():
+    """Spec item 3 (500 real + 500 filled crops): bridge AUC <= 0.65 and >= 95% of its
+    removed regions nodule-free; zero and global-mean fill AUC >= 0.9."""
+    from shnap._bridge import Bridge
+    from shnap._fills import GlobalMeanFill
+
+    for editor, check in (
+        (Bridge.pretrained(), lambda r: r.auc <= 0.65 and r.nodule_free >= 0.95),
+        (ZeroFill(), lambda r: r.auc >= 0.9),
+        (GlobalMeanFill(), lambda r: r.auc >= 0.9),
+    ):
+        d = removal_study(editor, 500, seed=0)
+        rep = realism_report(
+            d["real"], d["filled"], d["real_masks"], d["filled_masks"], nodule_free=d["nodule_free"]
+        )
+        assert check(rep), f"{editor.name}: {rep}"
