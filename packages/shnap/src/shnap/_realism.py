@@ -249,6 +249,11 @@ def nodule_free_fraction(images: Sequence[np.ndarray], regions: Sequence[np.ndar
     return float(np.mean(hits))
 
 
+def _fits(mask: np.ndarray, size: int, pad: int = 2) -> bool:
+    sl = ndimage.find_objects(mask.astype(np.int8))[0]
+    return all(s.stop - s.start + 2 * pad <= size for s in sl)
+
+
 def removal_study(
     editor: Any,
     n: int = 500,
@@ -266,13 +271,14 @@ def removal_study(
     phantom. Real: for odd ``s`` the same phantom drawn without nodules (identical anatomy)
     under its nodules' masks, i.e. the true background at a nodule's place. Real and filled
     crops never come from the same phantom. Returns crops and masks of both (see
-    :func:`box_crop`) and the nodule-free fraction of the removed regions.
+    :func:`box_crop`, 24³ canvas), the nodule-free fraction of the removed regions and
+    ``skipped``: nodules (of both kinds of phantom) whose box + 2 exceeds 24 voxels, left out.
     """
     from shnap._world import make_phantom
 
     out: dict[str, list[np.ndarray]] = {k: [] for k in ("real", "real_m", "filled", "filled_m")}
     edited_all, regions = [], []
-    k = 0
+    k = skipped = 0
     while len(out["filled"]) < n or len(out["real"]) < n:
         s = int(seed) * 100003 + k
         filled_turn = k % 2 == 0
@@ -281,7 +287,14 @@ def removal_study(
             continue
         ph = make_phantom(size, n_nodules=n_nodules, seed=s)
         objects = ph.objects()
-        jobs = [ndimage.binary_dilation(nm, _STRUCT) & ~(objects & ~nm) for nm in ph.nodule_masks]
+        jobs = [
+            r
+            for r in (
+                ndimage.binary_dilation(nm, _STRUCT) & ~(objects & ~nm) for nm in ph.nodule_masks
+            )
+            if _fits(r, 24)
+        ]
+        skipped += len(ph.nodule_masks) - len(jobs)
         if not jobs:
             continue
         if filled_turn:
@@ -311,4 +324,5 @@ def removal_study(
         "filled": np.stack(out["filled"]),
         "filled_masks": np.stack(out["filled_m"]),
         "nodule_free": nodule_free_fraction(edited_all, regions),
+        "skipped": skipped,
     }
