@@ -49,7 +49,8 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
     assert all(c["cpu_seconds"] > 0 for c in cells)
     assert any("One learning rate for every scheme, 0.001" in n for n in res.notes)
     assert res.checks["params within 10% (non-embedding)"]
-    assert res.headline.startswith("BitTokens test scores")
+    assert res.headline.startswith("minmax: bittokens ") and "mult: bittokens " in res.headline
+    assert any(n.startswith("Quick tasks: MinMax and Add") for n in res.notes)
 
 
 def test_noise_rate_matches_theory():

@@ -5,9 +5,11 @@ model per task), at most 4 significant digits, decimal exponents -3..3; BitToken
 single-digit tokens on one TinyGPT trunk (2 layers, d = 128, 4 heads), 1800 steps x batch 64 for
 every scheme; the learning rate of each (scheme, task) is chosen from the same grid {3e-3, 1e-3}
 on a validation set with seed 0, then seeds 1 and 2 run at that rate; 3 seeds scored on a
-hash-disjoint test split. Quick mode (a few minutes): MinMax and Mult, the same three schemes,
+hash-disjoint test split. Quick mode (a few minutes): MinMax and Add, the same three schemes,
 600 steps x batch 64, 2 seeds, one learning rate for every scheme (3e-3, fixed before the run
-from pilot validation curves; stated in the result notes). Number heads are sized so that
+from pilot validation curves; stated in the result notes). Mult is left to the full mode: at 600
+steps every scheme stays near the floor on it (log-sMAPE 0.01-0.05), so it cannot show a
+difference, while MinMax and Add both show one. Number heads are sized so that
 parameter totals (without the token-embedding table) stay within 10%; the counts are in the
 table. Subword and FoNE stay available through :func:`make_scheme` and ``Config.schemes``.
 
@@ -73,7 +75,7 @@ class Config:
 
 
 QUICK = Config(
-    ("minmax", "mult"),
+    ("minmax", "add"),
     steps=600,
     batch_size=64,
     lrs=(3e-3,),
@@ -488,13 +490,11 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     result.checks[f"{'quick' if quick else 'comparison'} <= {limit / 60:g} min wall, 2 workers"] = (
         wall <= limit
     )
-    shown = ", ".join(f"{t} {mean('bittokens', t):.3f}" for t in cfg.tasks)
     result.headline = (
-        f"BitTokens test scores ({mode}, {cfg.steps} steps): {shown}; "
-        f"xval mult {mean('xval', 'mult'):.3f}, single-digit mult "
-        f"{mean('single-digit', 'mult'):.3f}"
-        if "mult" in cfg.tasks
-        else shown
+        "; ".join(
+            f"{t}: " + ", ".join(f"{s} {mean(s, t):.3f}" for s in cfg.schemes) for t in cfg.tasks
+        )
+        + f" (test, {mode}, {cfg.steps} steps, mean of {len(cfg.seeds)} seeds)"
     )
     result.notes.append(
         f"Wall time of the training cells {wall:.0f} s on {cfg.workers} worker processes, "
@@ -505,6 +505,12 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             f"One learning rate for every scheme, {cfg.lrs[0]:g}, fixed before this run (no grid "
             "in this mode): the rate of the pilot runs whose validation curves reached MinMax "
             "0.98 for BitTokens; it was not tuned per scheme."
+        )
+    if quick:
+        result.notes.append(
+            "Quick tasks: MinMax and Add. Mult is run in the full mode only: in 600-step runs "
+            "every scheme stays near the floor on it (log-sMAPE 0.01-0.05), so it shows no "
+            "difference at this budget."
         )
     else:
         result.notes.append(
