@@ -18,15 +18,14 @@ from pathlib import Path
 import torch
 from threadpoolctl import threadpool_limits
 
-from geomem import train
-from geomem._reproduce import FULL
+from geomem import REPRODUCE_CONFIGS, train
 from geomem.graphs import path_star
 from geomem.models import GPT
 from icml26_shared.bench import load_average
 
 
 def main() -> None:
-    c = FULL
+    c = REPRODUCE_CONFIGS["full"]
     ap = argparse.ArgumentParser()
     ap.add_argument("--d", type=int, default=c.d)
     ap.add_argument("--steps", type=int, default=c.gpt_steps)

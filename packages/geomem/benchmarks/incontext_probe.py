@@ -17,9 +17,8 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from geomem import train
-from geomem._incontext import sequence_length
-from geomem._incontext_train import train_incontext
 from geomem.graphs import path_star
+from geomem.incontext import sequence_length, train_incontext
 from geomem.models import GPT
 from geomem.probes import teacher_forced
 from icml26_shared.bench import load_average

@@ -20,9 +20,14 @@ import time
 import numpy as np
 import torch
 
-from metastreet import HashingEncoder, MetaStreet, classification_metrics, make_city
-from metastreet._model import street_features
-from metastreet._text import encode_texts
+from metastreet import (
+    HashingEncoder,
+    MetaStreet,
+    classification_metrics,
+    encode_texts,
+    make_city,
+    street_features,
+)
 from metastreet.baselines import logistic_fused
 
 VARIANTS = {

@@ -19,8 +19,7 @@ import warnings
 import numpy as np
 import torch
 
-from perturbedvae import PerturbedVAE
-from perturbedvae._metrics import pearson_delta, probe_accuracy
+from perturbedvae import PerturbedVAE, pearson_delta, probe_accuracy
 from perturbedvae.data import semisynthetic_pbmc
 
 

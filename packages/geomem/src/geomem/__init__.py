@@ -18,6 +18,8 @@ from . import incontext as incontext
 from . import models as models
 from . import probes as probes
 from . import tasks as tasks
+from ._reproduce import FULL, QUICK
+from ._reproduce import Config as ReproduceConfig
 from ._train import RECIPES as RECIPES
 from ._train import TrainResult as TrainResult
 from ._train import evaluate as evaluate
@@ -25,8 +27,13 @@ from ._train import train as train
 
 __version__ = importlib.metadata.version("geomem")
 
+#: The sizes of ``python -m geomem reproduce`` (``"full"``) and of its ``--quick`` mode.
+REPRODUCE_CONFIGS: dict[str, ReproduceConfig] = {"quick": QUICK, "full": FULL}
+
 __all__ = [
     "RECIPES",
+    "REPRODUCE_CONFIGS",
+    "ReproduceConfig",
     "TrainResult",
     "evaluate",
     "graphs",

@@ -16,9 +16,11 @@ from ._graph import morans_i as morans_i
 from ._graph import pseudo_labels as pseudo_labels
 from ._model import MetaStreet as MetaStreet
 from ._model import classification_metrics as classification_metrics
+from ._model import street_features as street_features
 from ._text import HashingEncoder as HashingEncoder
 from ._text import MiniLMEncoder as MiniLMEncoder
 from ._text import TextEncoder as TextEncoder
+from ._text import encode_texts as encode_texts
 
 __version__ = importlib.metadata.version("metastreet")
 
@@ -33,10 +35,12 @@ __all__ = [
     "adjacency_matrix",
     "classification_metrics",
     "describe",
+    "encode_texts",
     "image_features",
     "info_nce",
     "make_city",
     "morans_i",
     "proportions",
     "pseudo_labels",
+    "street_features",
 ]
