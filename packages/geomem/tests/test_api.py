@@ -17,8 +17,8 @@ MODULES = [
 
 def test_public_api():
     assert geomem.__all__ == [
-        "RECIPES", "TrainResult", "evaluate", "graphs", "incontext", "models", "probes", "tasks",
-        "train",
+        "RECIPES", "REPRODUCE_CONFIGS", "ReproduceConfig", "TrainResult", "evaluate", "graphs",
+        "incontext", "models", "probes", "tasks", "train",
     ]  # fmt: skip
     assert geomem.models.__all__ == ["GPT", "AssociativeControl", "Node2Vec"]
     for mod in (
