@@ -88,7 +88,9 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     ``"x1"`` (preconditioned, ``v_θ = a(τ)(x_τ − μ) + r/√D``) it is the velocity loss weighted
     by ``D/σ²``, ``D = τ² + (1 − τ)²``, which equals ``mean ‖r − r*‖²/σ²`` with the readout's
     target ``r* = ((1 − τ)(x1 − μ) − τ(x0 − μ))/√D`` of unit variance at every τ (the EDM
-    weighting; D ∈ [½, 1], so it is the plain CFM loss up to a factor ≤ 2). With
+    weighting; D ∈ [½, 1], so it is the plain CFM loss up to a factor ≤ 2). With one σ per
+    future frame the divisor is their mean square ``mean_f σ_f²``: the loss stays in data
+    units, weighting every frame as ADE does. With
     ``"x1-plain"`` (0.2.0) it is the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the velocity
     loss weighted by ``(1 − τ)²``.
 
@@ -111,7 +113,8 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     k_tau, k_eps = jax.random.split(key)
     tau = jax.random.uniform(k_tau, (hist.shape[0],), x1.dtype)
     mean = _prior(model, batch)
-    x0 = mean + model.sigma * centered_noise(k_eps, x1.shape, x1.dtype)
+    sig = model.noise_scale(x1.dtype)
+    x0 = mean + sig * centered_noise(k_eps, x1.shape, x1.dtype)
     attr = jnp.asarray(batch.node_attr)
     if model.parametrization in ("x1", "x1-plain"):
         t = tau[:, None, None, None]
@@ -128,7 +131,7 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
         if plain:
             return jnp.mean(jnp.sum((pred - x1) ** 2, axis=-1))
         _, b = precondition(t)
-        err = jnp.sum((pred - (x1 - x0)) ** 2, axis=-1) / (b[..., 0] ** 2 * model.sigma**2)
+        err = jnp.sum((pred - (x1 - x0)) ** 2, axis=-1) / (b[..., 0] ** 2 * jnp.mean(sig**2))
         return jnp.mean(err)
 
     def field(xt: jax.Array, t: jax.Array) -> jax.Array:
@@ -199,7 +202,7 @@ def sample_from_noise(
     is computed once; without it, at every velocity evaluation (same result, slower).
     """
     mean = model.prior_mean(history) if prior_mean is None else prior_mean
-    x0 = mean + model.sigma * eps
+    x0 = mean + model.noise_scale(jnp.asarray(eps).dtype) * eps
     if use_cache:
         cache = model.encode_history(history, node_attr, graph)
 
@@ -306,8 +309,16 @@ def sample(
     return samples[0] if single else samples
 
 
-def prior_scale(windows: Windows, prior: str = "last") -> float:
-    """σ_p: RMS per-coordinate residual ``x1 − μ(history)`` on the training windows."""
+def prior_scale(
+    windows: Windows, prior: str = "last", *, per_frame: bool = False
+) -> float | tuple[float, ...]:
+    """σ_p: RMS per-coordinate residual ``x1 − μ(history)`` on the training windows.
+
+    With ``per_frame=True`` one RMS per future frame ``f`` (over windows, nodes and
+    coordinates), ``σ_f``: the prior noise then grows with the horizon as the residual does
+    (a constant-velocity residual grows ~ f², so one global σ puts far too much noise on the
+    first frames and too little on the last).
+    """
     check_choice(prior, "prior", ("last", "cv"))
     hist = np.asarray(windows.history, np.float64)
     fut = np.asarray(windows.future, np.float64)
@@ -319,6 +330,8 @@ def prior_scale(windows: Windows, prior: str = "last") -> float:
         mean = last
     if windows.prior_mean is not None:
         mean = np.asarray(windows.prior_mean, np.float64)
+    if per_frame:
+        return tuple(float(v) for v in np.sqrt(np.mean((fut - mean) ** 2, axis=(0, 2, 3))))
     return float(np.sqrt(np.mean((fut - mean) ** 2)))
 
 
@@ -327,11 +340,13 @@ def enhance(
     windows: Windows,
     *,
     validation: Windows | None = None,
-) -> tuple[Windows, float]:
+    per_frame: bool = False,
+) -> tuple[Windows, float | tuple[float, ...]]:
     """Enhance mode: make a deterministic predictor's output the flow's prior mean.
 
     ``x0 = f(history) + σ_e ε`` with σ_e the RMS residual of ``f`` on ``validation`` (or on
-    ``windows`` if none is given), so the flow only learns the correction. Any predictor
+    ``windows`` if none is given), so the flow only learns the correction; with
+    ``per_frame=True`` one σ_e per future frame. Any predictor
     ``f(windows) -> (B, F, N, 3)`` can be wrapped: a trained EGNN, constant velocity, a
     physics model.
 
@@ -348,6 +363,12 @@ def enhance(
         )
     ref = windows if validation is None else validation
     ref_pred = pred if validation is None else np.asarray(baseline_fn(validation))
-    sigma = float(np.sqrt(np.mean((np.asarray(ref.future) - ref_pred) ** 2)))
+    sq = (np.asarray(ref.future, np.float64) - np.asarray(ref_pred, np.float64)) ** 2
+    if per_frame:
+        sigma: float | tuple[float, ...] = tuple(
+            float(v) for v in np.sqrt(np.mean(sq, axis=(0, 2, 3)))
+        )
+    else:
+        sigma = float(np.sqrt(np.mean(sq)))
     out = windows._replace(prior_mean=pred.astype(np.float32))
     return out, sigma

@@ -58,6 +58,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import e3nn_jax as e3nn
@@ -107,6 +108,19 @@ def _is_traced(*xs: Any) -> bool:
 
 
 _N_TIME = 8
+
+
+def _check_sigma(sigma: Any, n_future: int) -> float | tuple[float, ...]:
+    """σ_p: a positive finite float, or ``n_future`` of them (one per future frame)."""
+    if np.ndim(sigma) == 0:
+        return check_positive(float(sigma), "sigma")
+    arr = np.asarray(sigma, np.float64)
+    if arr.shape != (n_future,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(
+            f"sigma must be a positive float or {n_future} positive finite values (one per "
+            f"future frame, n_future={n_future}), got shape {arr.shape}"
+        )
+    return tuple(float(v) for v in arr)
 
 
 def precondition(tau: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -335,7 +349,8 @@ class GSEFlow(eqx.Module):
         radial_hidden: width of the radial MLPs.
         prior: ``"last"`` (x_H repeated) or ``"cv"`` (constant-velocity extrapolation) as the
             prior mean of x0.
-        sigma: prior noise scale σ_p (also the scale of the readout).
+        sigma: prior noise scale σ_p (also the scale of the readout): a float, or one value
+            per future frame (length ``n_future``; see ``prior_scale(..., per_frame=True)``).
         length_scale: scale dividing the input offset and velocity vectors (the same rule as
             the EGNN's: the RMS frame displacement, see :func:`gse_flow.prior_scale`);
             distances in the radial basis stay in the data's unit.
@@ -343,6 +358,11 @@ class GSEFlow(eqx.Module):
             velocity; default), ``"x1-plain"`` (0.2.0: ``v = (μ + r − x_τ)/max(1 − τ, δ)``) or
             ``"velocity"`` (``v = r``).
         tau_floor: δ, the floor on ``1 − τ`` in the ``"x1-plain"`` parametrisation.
+        readout_bound: ``c``, bound on the readout's norm per node-frame in units of σ
+            (``"x1"``): ``out ← out · c tanh(|out|/c)/|out|``, equivariant and ≈ ``out`` for
+            ``|out| ≪ c``; it keeps the sampler's ODE bounded (``None``: no bound).
+        readout_init: scale of the readout's initial weights (``0``: the network starts at
+            the Gaussian field ``r = 0``, i.e. the prior mean plus calibrated noise).
         history_window: temporal edges of the history encoder (``None``: all frame pairs).
         future_window: temporal edges of the future decoder (frames ``t ± k``, k <= window).
         key: PRNG key.
@@ -364,10 +384,11 @@ class GSEFlow(eqx.Module):
     node_attr_dim: int = eqx.field(static=True)
     chiral: bool = eqx.field(static=True)
     prior: str = eqx.field(static=True)
-    sigma: float = eqx.field(static=True)
+    sigma: float | tuple[float, ...] = eqx.field(static=True)
     length_scale: float = eqx.field(static=True)
     parametrization: str = eqx.field(static=True)
     tau_floor: float = eqx.field(static=True)
+    readout_bound: float | None = eqx.field(static=True)
     history_window: int | None = eqx.field(static=True)
     future_window: int = eqx.field(static=True)
     d_key: int = eqx.field(static=True)
@@ -386,12 +407,14 @@ class GSEFlow(eqx.Module):
         cutoff: float = 5.0,
         radial_hidden: int = 32,
         prior: str = "last",
-        sigma: float = 1.0,
+        sigma: float | Sequence[float] = 1.0,
         length_scale: float = 1.0,
         history_window: int | None = None,
         future_window: int = 1,
         parametrization: str = "x1",
         tau_floor: float = 0.05,
+        readout_bound: float | None = 6.0,
+        readout_init: float = 1.0,
         key: jax.Array,
     ):
         check_key(key)
@@ -408,7 +431,12 @@ class GSEFlow(eqx.Module):
             raise ValueError(f"n_layers must be >= 2 when chiral=True, got {n_layers}")
         self.chiral = bool(chiral)
         self.prior = check_choice(prior, "prior", PRIORS)
-        self.sigma = check_positive(sigma, "sigma")
+        self.sigma = _check_sigma(sigma, self.n_future)
+        self.readout_bound = (
+            None if readout_bound is None else check_positive(readout_bound, "readout_bound")
+        )
+        if not (np.isfinite(readout_init) and readout_init >= 0):
+            raise ValueError(f"readout_init must be a finite number >= 0, got {readout_init}")
         self.length_scale = check_positive(length_scale, "length_scale")
         self.history_window = history_window
         self.future_window = check_positive_int(future_window, "future_window")
@@ -453,9 +481,17 @@ class GSEFlow(eqx.Module):
         self.embed_mod = parts["embed_mod"]
         self.history_layers = parts["history_layers"]
         self.future_layers = parts["future_layers"]
-        self.readout = parts["readout"]
+        self.readout = jax.tree_util.tree_map(
+            lambda w: w * readout_init if eqx.is_inexact_array(w) else w, parts["readout"]
+        )
 
     # ------------------------------------------------------------------ helpers
+    def noise_scale(self, dtype: Any = jnp.float32) -> jax.Array:
+        """σ_p as an array broadcastable to ``(F, N, 3)``: a scalar, or ``(F, 1, 1)``."""
+        if isinstance(self.sigma, tuple):
+            return jnp.asarray(self.sigma, dtype)[:, None, None]
+        return jnp.asarray(self.sigma, dtype)
+
     def prior_mean(self, history: jax.Array) -> jax.Array:
         """Prior mean of x0, ``(F, N, 3)``: x_H repeated (``"last"``) or CV extrapolation."""
         last = history[-1]
@@ -600,7 +636,8 @@ class GSEFlow(eqx.Module):
         F, N, _ = x_tau.shape
         H = hist.shape[0]
         x = x_tau - cache.centre
-        rel = (x - self._anchor(cache, anchor)) / self.sigma
+        sig = self.noise_scale(x.dtype)
+        rel = (x - self._anchor(cache, anchor)) / sig
         h, vel, norms = self._embed(x, hist[-1], hist[-1], cache.node_attr, H, False, rel)
         dtype = x.dtype
         tau_emb = _time_embedding(jnp.asarray(tau, dtype))
@@ -630,7 +667,12 @@ class GSEFlow(eqx.Module):
             msg = layer.ctx_conv(e3nn.IrrepsArray(layer.ctx_conv.irreps_src, val), r_ctx)
             ctx = jnp.einsum("fhnd,fhndc->fnc", alpha, msg.array)
             h = layer.update(h, intra, e3nn.IrrepsArray(msg.irreps, ctx))
-        return self.sigma * self.readout(h).array, x
+        out = self.readout(h).array
+        if self.readout_bound is not None and self.parametrization == "x1":
+            c = self.readout_bound
+            n = jnp.sqrt(jnp.sum(out * out, axis=-1, keepdims=True) + 1e-12)
+            out = out * (c * jnp.tanh(n / c) / n)
+        return sig * out, x
 
     def _anchor(self, cache: HistoryCache, prior_mean: jax.Array | None) -> jax.Array:
         """Centred prior mean μ ``(F, N, 3)``: the model's prior or ``prior_mean``."""

@@ -68,7 +68,9 @@ def _config(quick: bool) -> dict:
     )
 
 
-def _net_kwargs(train_w: Windows, sigma: float, prior: str = "last") -> dict:
+def _net_kwargs(
+    train_w: Windows, sigma: float | tuple[float, ...], prior: str = "last"
+) -> tuple[dict, float]:
     disp = np.sqrt(np.mean(np.diff(np.asarray(train_w.history), axis=1) ** 2)) * np.sqrt(3)
     return dict(
         n_history=train_w.history.shape[1],
@@ -81,6 +83,7 @@ def _net_kwargs(train_w: Windows, sigma: float, prior: str = "last") -> dict:
         sigma=sigma,
         prior=prior,
         length_scale=float(disp),  # the same rule as the EGNN's length_scale
+        readout_init=0.0,  # start at the Gaussian field: prior mean + calibrated noise
     ), float(disp)
 
 
@@ -103,9 +106,16 @@ def _matched_egnn(target: int, kw: dict, vel_scale: float, key: jax.Array) -> EG
 
 
 def _lr(steps: int) -> optax.GradientTransformation:
-    return optax.adam(
-        optax.warmup_cosine_decay_schedule(0.0, 2e-3, max(steps // 20, 1), steps, 1e-5)
+    """Adam, warm-up + cosine schedule, global-norm gradient clipping (every model)."""
+    return optax.chain(
+        optax.clip_by_global_norm(1.0),
+        optax.adam(optax.warmup_cosine_decay_schedule(0.0, 2e-3, max(steps // 20, 1), steps, 1e-5)),
     )
+
+
+def _sigma(train_w: Windows, prior: str) -> tuple[float, ...]:
+    """Per-future-frame σ_p (chosen over one global σ on validation, see README)."""
+    return prior_scale(train_w, prior, per_frame=True)
 
 
 def _one_seed(seed: int, cfg: dict, data: dict, show: bool) -> dict:
@@ -119,7 +129,7 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool) -> dict:
     flows = {}
     t0 = time.perf_counter()
     for prior in cfg["priors"]:
-        kw_p, vel_scale = _net_kwargs(tr, prior_scale(tr, prior), prior)
+        kw_p, vel_scale = _net_kwargs(tr, _sigma(tr, prior), prior)
         flows[prior] = train(
             GSEFlow(key=k[0], **kw_p),
             tr,
@@ -140,7 +150,7 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool) -> dict:
     prior = min(cfg["priors"], key=lambda p_: np.nan_to_num(out["val"][p_], nan=0.0))
     out["prior"] = prior
     flow = flows[prior]
-    kw, vel_scale = _net_kwargs(tr, prior_scale(tr, prior), prior)
+    kw, vel_scale = _net_kwargs(tr, _sigma(tr, prior), prior)
     det = train(
         EquivariantGNN(key=k[0], **kw),
         tr,
@@ -171,7 +181,7 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool) -> dict:
     out["flow"]["energy"] = energy_score(s, te.future)
     out["flow"]["spread_skill"] = spread_skill(s, te.future)
     # enhance mode around the trained EGNN
-    prior_tr, sigma_e = enhance(lambda w: predict(egnn, w), tr, validation=va)
+    prior_tr, sigma_e = enhance(lambda w: predict(egnn, w), tr, validation=va, per_frame=True)
     kw_e = dict(kw, sigma=sigma_e, prior="last")
     flow_e = train(
         GSEFlow(key=k[6], **kw_e),
@@ -216,8 +226,7 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool) -> dict:
 def _toy_md(cfg: dict, show: bool) -> ResultTable:
     tr = toy_md_windows(600, seed=10)
     te = toy_md_windows(100, seed=11)
-    sigma = prior_scale(tr)
-    kw, vel_scale = _net_kwargs(tr, sigma)
+    kw, vel_scale = _net_kwargs(tr, _sigma(tr, "last"))
     kw["cutoff"] = 3.0
     key = jax.random.PRNGKey(0)
     steps = cfg["steps"] // 2

@@ -1,0 +1,81 @@
+"""The sampler stays finite and bounded whatever the readout outputs (issue 14 follow-up).
+
+0.3.0's quick reproduce crashed: on test window 49 of ``nbody_windows(64, seed=300)`` the
+trained flow's Euler samples grew to 4.5e25 and then NaN, because the readout ``r`` was
+unbounded and fed back through ``x_τ``. With the readout norm squashed to ``c σ`` per
+node-frame, ``v = a(τ)(x − μ) + b(τ) r`` with ``|a| ≤ 1`` and ``b ≤ √2``, so every Euler or
+Heun step of size ``h ≤ 1`` obeys ``|d'| ≤ e^h (|d| + 2√2 c σ h)`` for ``d = x − μ``, and
+``|x_1 − μ| ≤ e (|x_0 − μ| + 2√2 c σ)`` per node-frame. The test makes the readout huge (its
+weights × 1e4) and checks that bound on that window; without the squash it is violated.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gse_flow as g
+
+
+def _diverged_window(n_history: int, n_future: int) -> g.Windows:
+    """Window 49 of the quick-mode test set, cut to the tiny model's horizon."""
+    w = g.nbody_windows(64, seed=300).take(np.array([49]))
+    return g.make_windows(w.history[:, -n_history:], w.future[:, :n_future], w.node_attr, w.edges)
+
+
+def _huge(model: g.GSEFlow):
+    return jax.tree_util.tree_map(lambda x: x * 1e4, model.readout)
+
+
+@pytest.mark.parametrize("bound", [6.0, None])
+def test_sampler_bounded_with_huge_readout(tiny_kwargs, bound):
+    kw = dict(tiny_kwargs, irreps_hidden="8x0e+4x1o", sh_lmax=1, prior="cv")
+    model = g.GSEFlow(key=jax.random.PRNGKey(0), readout_bound=bound, **kw)
+    model = eqx.tree_at(lambda m: m.readout, model, _huge(model))
+    w = _diverged_window(kw["n_history"], kw["n_future"])
+    key = jax.random.PRNGKey(3)
+    eps = g.centered_noise(key, (1, 4, kw["n_future"], w.history.shape[2], 3))
+    mu = np.asarray(model.prior_mean(jnp.asarray(w.history[0])))
+    sig = float(np.max(np.asarray(model.noise_scale())))
+    d0 = float(np.max(np.linalg.norm(sig * np.asarray(eps), axis=-1)))
+    limit = np.e * (d0 + 2 * np.sqrt(2) * 6.0 * sig)
+    worst = []
+    for solver, n in (("euler", 5), ("euler", 20), ("heun", 10)):
+        s = g.sample(
+            model,
+            w.history,
+            key,
+            node_attr=w.node_attr,
+            edges=w.edges,
+            k=4,
+            n_steps=n,
+            solver=solver,
+        )
+        dev = np.linalg.norm(s[0] - mu[None], axis=-1)
+        worst.append(float(np.nanmax(np.where(np.isfinite(dev), dev, np.inf))))
+    if bound is None:  # the unbounded readout leaves the bound (the 0.3.0 failure mode)
+        assert max(worst) > limit, (worst, limit)
+    else:
+        assert max(worst) <= limit, (worst, limit)
+
+
+def test_per_frame_sigma(tiny_windows):
+    w = tiny_windows
+    s = g.prior_scale(w, "cv", per_frame=True)
+    steps = np.arange(1, 5)[None, :, None, None]
+    mean = w.history[:, -1:] + steps * (w.history[:, -1:] - w.history[:, -2:-1])
+    ref = np.sqrt(np.mean((w.future - mean) ** 2, axis=(0, 2, 3)))
+    np.testing.assert_allclose(s, ref, rtol=1e-6)
+    assert np.mean(np.square(s)) == pytest.approx(g.prior_scale(w, "cv") ** 2, rel=1e-6)
+    _, se = g.enhance(lambda ww: g.constant_velocity(ww.history, 4), w, per_frame=True)
+    np.testing.assert_allclose(se, ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sigma", [(0.1, 0.2), (0.1, 0.2, -0.3, 0.4), (0.1, 0.2, np.nan, 0.4)])
+def test_bad_sigma_names_argument(tiny_kwargs, sigma):
+    kw = dict(tiny_kwargs, sigma=sigma)
+    with pytest.raises(ValueError, match="sigma"):
+        g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
