@@ -316,8 +316,9 @@ def prior_scale(
 
     With ``per_frame=True`` one RMS per future frame ``f`` (over windows, nodes and
     coordinates), ``σ_f``: the prior noise then grows with the horizon as the residual does
-    (a constant-velocity residual grows ~ f², so one global σ puts far too much noise on the
-    first frames and too little on the last).
+    (on charged N-body the constant-velocity residual grows about linearly in f, 0.03 to
+    0.82 over 20 frames, so one global σ puts far too much noise on the first frames and too
+    little on the last).
     """
     check_choice(prior, "prior", ("last", "cv"))
     hist = np.asarray(windows.history, np.float64)

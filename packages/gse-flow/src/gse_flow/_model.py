@@ -41,7 +41,13 @@ predicts the flow-matching velocity ``v_θ(x_τ, τ | history)`` of shape ``(F, 
    ``x̂₁ = μ + r`` and ``v = (x̂₁ − x_τ)/max(1 − τ, δ)`` (δ = ``tau_floor``): its Bayes-optimal
    readout gives ``v ≈ 0`` at τ = 1 instead of ``E[x1 − x0 | x1]``, so Heun is only first
    order and error stops falling, then rises, past 20 steps (``tests/test_ode_steps.py``).
-   ``parametrization="velocity"`` reads out ``v_θ = r`` directly (0.1.0). The future
+   ``parametrization="velocity"`` reads out ``v_θ = r`` directly (0.1.0). For ``"x1"`` the
+   readout's norm per node-frame is squashed, ``out ← out·c·tanh(|out|/c)/|out|``
+   (``readout_bound`` c, default 6, in units of σ): since ``|a(τ)| ≤ 1`` and ``1/√D ≤ √2``
+   every Euler/Heun step then satisfies ``|d'| ≤ e^h(|d| + 2√2 c σ h)`` for ``d = x − μ``,
+   so samples stay within ``e(|x_0 − μ| + 2√2 c σ)`` of the prior mean (0.3.0 diverged to
+   NaN on some windows through the unbounded readout). σ may be one value per future frame
+   (then ``r = σ_f·out`` and the anchor offset is divided by σ_f). The future
    node-frames also receive the anchor offset ``(x_τ − μ)/σ`` (a translation-invariant
    vector) and its norm, so the network knows its prior mean (essential in enhance mode).
 
