@@ -104,3 +104,61 @@ def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, t
     # one step learns nothing: every validation score ties and the notes say so
     assert sum("validation scores tied" in n for n in res.notes) == 2
     assert "comparison <= 30 min wall, 2 workers" in res.checks
+
+
+def _tiny_grid():
+    return dataclasses.replace(
+        QUICK,
+        tasks=("minmax", "add"),
+        steps=2,
+        batch_size=4,
+        lrs=(1e-3, 3e-3),
+        seeds=(0, 1),
+        n_train=8,
+        n_val=2,
+        n_test=2,
+        curve_points=1,
+        workers=1,
+        schemes=("bittokens", "xval"),
+    )
+
+
+def test_split_half_is_a_balanced_partition():
+    cfg = dataclasses.replace(_reproduce.FULL, workers=1)
+    jobs = _reproduce._grid_jobs(cfg, _reproduce._groups(cfg))
+    a, b = _reproduce.split_half(jobs, 0), _reproduce.split_half(jobs, 1)
+    assert sorted(map(repr, a + b)) == sorted(map(repr, jobs)) and not set(a) & set(b)
+    cost_a, cost_b = (sum(_reproduce._cost(j) for j in h) for h in (a, b))
+    assert abs(cost_a - cost_b) <= max(_reproduce._cost(j) for j in jobs)
+    import pytest
+
+    with pytest.raises(ValueError, match="half must be 0 or 1"):
+        _reproduce.split_half(jobs, 2)
+
+
+def test_comparison_in_parts_gives_the_one_shot_result(tmp_path, monkeypatch, torch_threads):
+    from bittokens import comparison
+
+    monkeypatch.setattr(_reproduce, "FULL", _tiny_grid())
+    whole = _reproduce.reproduce(False, tmp_path / "whole", False)
+    parts = tmp_path / "parts"
+    import pytest
+
+    with pytest.raises(ValueError, match="stage 'grid' must be finished first"):
+        comparison.main(["seeds", "--out", str(parts), "--no-progress"])
+    for half in ("0", "1"):
+        assert comparison.main(["grid", "--half", half, "--out", str(parts), "--no-progress"]) == 0
+    # a repeated slot resumes: nothing is left to run
+    assert comparison.main(["grid", "--half", "1", "--out", str(parts), "--no-progress"]) == 0
+    for half in ("0", "1"):
+        comparison.main(["seeds", "--half", half, "--out", str(parts), "--no-progress"])
+    comparison.main(["summary", "--out", str(parts)])
+    stages = [json.loads(x) for x in (parts / "stages.jsonl").read_text().splitlines()]
+    assert [s["cells"] for s in stages][2] == 0
+    assert sum(s["cells"] for s in stages) == 2 * 2 * 2 + 2 * 2  # grid, then seed 1
+    staged = json.loads((parts / "result.json").read_text())
+    one = json.loads(json.dumps(whole.tables[0].to_dict()["rows"]))
+    for scheme, row in staged["tables"][0]["rows"].items():  # scores, not timings
+        for col in ("minmax", "add", "tokens/number", "params (non-emb.)", "best lr"):
+            assert row[col] == one[scheme][col], (scheme, col)
+    assert staged["checks"].keys() == whole.checks.keys()

@@ -22,6 +22,7 @@ Also measured: bit-exact decoding rate under uniform logit noise (acceptance ite
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,18 @@ from ._schemes import BitTokens, NumberScheme
 from ._tasks import TASKS, Task, make_task, score
 from ._train import fit
 
-__all__ = ["EXPERIMENT", "Config", "make_scheme", "noise_exact_rate", "reproduce", "run_cell"]
+__all__ = [
+    "EXPERIMENT",
+    "STAGES",
+    "Config",
+    "make_scheme",
+    "noise_exact_rate",
+    "reproduce",
+    "run_cell",
+    "run_stage",
+    "split_half",
+    "summarise",
+]
 
 SCHEME_NAMES = ("bittokens", "single-digit", "subword", "xval", "fone")
 #: the schemes the reproduce runs compare (issue 13): BitTokens and the two named peers.
@@ -196,45 +208,79 @@ def noise_exact_rate(amplitudes: np.ndarray, n: int = 20000, seed: int = 0) -> n
     return np.array(rates)
 
 
-def _cell_job(args: tuple[str, tuple[str, ...], float, int, Config]) -> dict[str, Any]:
+#: Estimated CPU-seconds of one 1800-step cell (measured on the shared 2-core machine, README),
+#: used only to order cells longest first and to split a stage into two balanced halves.
+_COST = {
+    "bittokens": {"minmax": 62.0, "add": 37.0, "mult": 37.0},
+    "xval": {"minmax": 60.0, "add": 32.0, "mult": 40.0},
+    "single-digit": {"minmax": 195.0, "add": 150.0, "mult": 150.0},
+}
+STAGES = ("grid", "seeds")
+
+
+def _cost(job: tuple) -> float:
+    scheme, group, _, _, cfg = job
+    per = _COST.get(scheme, {})
+    return sum(per.get(t, 100.0) for t in group) * cfg.steps / 1800.0
+
+
+def _cell_job(args: tuple[int, tuple[str, tuple[str, ...], float, int, Config]]) -> tuple:
+    index, job = args
     torch.set_num_threads(1)
     cpu = time.process_time()
     wall = time.perf_counter()
-    out = run_cell(*args)
+    out = run_cell(*job)
     out["cpu_seconds"] = time.process_time() - cpu
     out["wall_seconds"] = time.perf_counter() - wall
-    return out
+    return index, out
+
+
+def _cell_key(
+    scheme: str, tasks: Any, lr: float, seed: int
+) -> tuple[str, tuple[str, ...], str, int]:
+    return (scheme, tuple(tasks), repr(float(lr)), int(seed))
 
 
 def _log_cell(log: Path | None, r: dict[str, Any]) -> dict[str, Any]:
+    """Append a finished cell (everything but the per-step losses) to the JSON-lines log."""
     if log is not None:
-        keep = ("scheme", "lr", "seed", "val", "test", "train_seconds", "eval_seconds")
-        row = {k: r[k] for k in keep} | {
-            "tasks": list(r["test"]),
-            "cpu_seconds": r.get("cpu_seconds"),
-            "wall_seconds": r.get("wall_seconds"),
-        }
+        row = {k: v for k, v in r.items() if k != "losses"} | {"tasks": list(r["test"])}
         with open(log, "a") as f:
             f.write(json.dumps(row, allow_nan=False) + "\n")
     return r
 
 
+def _read_cells(log: Path) -> dict[tuple, dict[str, Any]]:
+    """Logged cells keyed by (scheme, tasks, lr, seed); a later row replaces an earlier one."""
+    cells: dict[tuple, dict[str, Any]] = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                cells[_cell_key(r["scheme"], r["tasks"], r["lr"], r["seed"])] = r
+    return cells
+
+
 def _map(
     jobs: list[tuple], cfg: Config, show: bool, desc: str, log: Path | None = None
 ) -> list[dict[str, Any]]:
-    """Run cells on ``cfg.workers`` forked processes (sequentially when 1 or without fork)."""
+    """Run cells on ``cfg.workers`` forked processes, longest estimated cell first (so both
+    workers stay busy), logging each as it finishes; results come back in ``jobs`` order."""
     import multiprocessing as mp
 
+    order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))
+    tagged = [(i, jobs[i]) for i in order]
+    results: dict[int, dict[str, Any]] = {}
     if cfg.workers > 1 and "fork" in mp.get_all_start_methods():
         with mp.get_context("fork").Pool(cfg.workers) as pool:
-            it = pool.imap(_cell_job, jobs)
-            return [
-                _log_cell(log, r) for r in progress(it, enabled=show, total=len(jobs), desc=desc)
-            ]
-    return [
-        _log_cell(log, _cell_job(j))
-        for j in progress(jobs, enabled=show, total=len(jobs), desc=desc)
-    ]
+            it = pool.imap_unordered(_cell_job, tagged)
+            for i, r in progress(it, enabled=show, total=len(jobs), desc=desc):
+                results[i] = _log_cell(log, r)
+    else:
+        for tj in progress(tagged, enabled=show, total=len(jobs), desc=desc):
+            i, r = _cell_job(tj)
+            results[i] = _log_cell(log, r)
+    return [results[i] for i in range(len(jobs))]
 
 
 def _choose_lr(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
@@ -252,16 +298,13 @@ def _choose_lr(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
     return tied[0], note
 
 
-def _run_grids(
-    cfg: Config, groups: list[tuple[str, ...]], show: bool, log: Path | None = None
-) -> tuple[list[dict[str, list[dict]]], list[str]]:
-    """lr grid with seed 0 for every (task group, scheme), then the other seeds at the best lr.
+def _groups(cfg: Config) -> list[tuple[str, ...]]:
+    groups: list[tuple[str, ...]] = [(t,) for t in cfg.tasks] if cfg.solo else []
+    return groups + ([cfg.tasks] if cfg.multitask else [])
 
-    With a one-rate grid there is nothing to choose: every seed runs at that rate directly.
-    Returns the runs per group and scheme, and notes on tied validation scores.
-    """
-    notes: list[str] = []
-    # rate-major order: a run stopped early has the first rate's cells for every task
+
+def _grid_jobs(cfg: Config, groups: list[tuple[str, ...]]) -> list[tuple]:
+    """Seed 0 at every rate of the grid (with a one-rate grid: every seed at that rate)."""
     jobs = [(s, g, lr, cfg.seeds[0], cfg) for lr in cfg.lrs for g in groups for s in cfg.schemes]
     if len(cfg.lrs) == 1:
         jobs += [
@@ -270,30 +313,115 @@ def _run_grids(
             for s in cfg.schemes
             for seed in cfg.seeds[1:]
         ]
-    grid = _map(jobs, cfg, show, "lr grid" if len(cfg.lrs) > 1 else "cells", log)
-    out = []
+    return jobs
+
+
+def _chosen(
+    cfg: Config, groups: list[tuple[str, ...]], cells: dict[tuple, dict[str, Any]]
+) -> tuple[dict[tuple, dict[str, Any]], list[str]]:
+    """Per (group, scheme) the seed-0 run of the best validation rate, and tie notes."""
+    chosen: dict[tuple, dict[str, Any]] = {}
+    notes: list[str] = []
     for g in groups:
-        runs = [r for r, j in zip(grid, jobs) if j[1] == g and j[3] == cfg.seeds[0]]
-        per: dict[str, list[dict]] = {}
         for s in cfg.schemes:
-            best, note = _choose_lr([r for r in runs if r["scheme"] == s])
+            keys = [_cell_key(s, g, lr, cfg.seeds[0]) for lr in cfg.lrs]
+            missing = [k for k in keys if k not in cells]
+            if missing:
+                raise ValueError(
+                    f"stage 'grid' must be finished first: cells {missing} are not in the log"
+                )
+            best, note = _choose_lr([cells[k] for k in keys])
             if note and len(cfg.lrs) > 1:
                 notes.append(note)
-            per[s] = [best]
-        out.append(per)
+            chosen[(g, s)] = best
+    return chosen, notes
+
+
+def _seed_jobs(
+    cfg: Config, groups: list[tuple[str, ...]], cells: dict[tuple, dict[str, Any]]
+) -> list[tuple]:
+    """The other seeds at each (group, scheme)'s chosen rate (none with a one-rate grid)."""
     if len(cfg.lrs) == 1:
-        for r, j in zip(grid, jobs):
-            if j[3] != cfg.seeds[0]:
-                out[groups.index(j[1])][j[0]].append(r)
-        return out, notes
-    jobs2 = [
-        (s, g, out[i][s][0]["lr"], seed, cfg)
-        for i, g in enumerate(groups)
+        return []
+    chosen, _ = _chosen(cfg, groups, cells)
+    return [
+        (s, g, chosen[(g, s)]["lr"], seed, cfg)
+        for g in groups
         for s in cfg.schemes
         for seed in cfg.seeds[1:]
     ]
-    for r, j in zip(_map(jobs2, cfg, show, "seeds", log), jobs2):
-        out[groups.index(j[1])][j[0]].append(r)
+
+
+def split_half(jobs: list[tuple], half: int) -> list[tuple]:
+    """Half ``half`` (0 or 1) of ``jobs``, balanced by estimated cost (longest first, each job
+    to the lighter half); the two halves are disjoint and together give every job."""
+    if half not in (0, 1):
+        raise ValueError(f"half must be 0 or 1, got {half!r}")
+    load = [0.0, 0.0]
+    bins: list[list[tuple]] = [[], []]
+    for j in sorted(jobs, key=lambda j: -_cost(j)):
+        k = 0 if load[0] <= load[1] else 1
+        bins[k].append(j)
+        load[k] += _cost(j)
+    return bins[half]
+
+
+def run_stage(
+    cfg: Config, out_dir: Path, stage: str, half: int | None = None, show: bool = False
+) -> list[dict[str, Any]]:
+    """Run the cells of one stage (``"grid"`` or ``"seeds"``; optionally one balanced half)
+    that ``out_dir/cells.jsonl`` does not hold yet, appending them to it, and the stage's wall
+    time and load average to ``out_dir/stages.jsonl``. Returns the new cells."""
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = out_dir / "cells.jsonl"
+    cells = _read_cells(log)
+    groups = _groups(cfg)
+    jobs = _grid_jobs(cfg, groups) if stage == "grid" else _seed_jobs(cfg, groups, cells)
+    if half is not None:
+        jobs = split_half(jobs, half)
+    jobs = [j for j in jobs if _cell_key(j[0], j[1], j[2], j[3]) not in cells]
+    load_before = os.getloadavg()
+    wall = time.perf_counter()
+    new = _map(jobs, cfg, show, stage, log) if jobs else []
+    wall = time.perf_counter() - wall
+    row = {
+        "stage": stage,
+        "half": half,
+        "cells": len(new),
+        "wall_seconds": wall,
+        "cpu_seconds": sum(r["cpu_seconds"] for r in new),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+    }
+    with open(out_dir / "stages.jsonl", "a") as f:
+        f.write(json.dumps(row) + "\n")
+    return new
+
+
+def _run_grids(
+    cfg: Config, groups: list[tuple[str, ...]], cells: dict[tuple, dict[str, Any]]
+) -> tuple[list[dict[str, list[dict]]], list[str]]:
+    """Collect the logged cells per group and scheme: seed 0 at the best validation rate, then
+    the other seeds at that rate. Returns the runs per group and scheme, and tie notes."""
+    chosen, notes = _chosen(cfg, groups, cells)
+    out = []
+    for g in groups:
+        per: dict[str, list[dict]] = {}
+        for s in cfg.schemes:
+            lr = chosen[(g, s)]["lr"]
+            runs = [chosen[(g, s)]]
+            for seed in cfg.seeds[1:]:
+                key = _cell_key(s, g, lr, seed)
+                if key not in cells:
+                    raise ValueError(
+                        f"stage 'seeds' must be finished first: cell {key} is not in the log"
+                    )
+                runs.append(cells[key])
+            per[s] = runs
+        out.append(per)
     return out, notes
 
 
@@ -398,28 +526,45 @@ def _noise_plot(out_dir: Path, amps: np.ndarray, rates: np.ndarray) -> Path:
 
 
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    """Run the comparison; see the module docstring for the protocol."""
+    """Run the comparison; see the module docstring for the protocol.
+
+    Runs both stages (:func:`run_stage`) from a fresh cell log, then :func:`summarise`. The same
+    result can be built in parts (``python -m bittokens.comparison``), e.g. to fit shared-machine
+    time slots.
+    """
     cfg = QUICK if quick else FULL
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "cells.jsonl").write_text("")
+    (out_dir / "stages.jsonl").write_text("")
     old_threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    try:
+        for stage in STAGES:
+            run_stage(cfg, out_dir, stage, show=progress)
+    finally:
+        torch.set_num_threads(old_threads)
+    return summarise(quick, out_dir)
+
+
+def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
+    """Build the result (tables, figures, checks, notes) from ``out_dir/cells.jsonl``; the
+    comparison's wall time is the sum of the stage wall times in ``out_dir/stages.jsonl``."""
+    cfg = QUICK if quick else FULL
+    out_dir = Path(out_dir)
+    log = out_dir / "cells.jsonl"
     result = ExperimentResult(
         "bittokens", "BitTokens vs xVal and single-digit tokens on arithmetic"
     )
-    groups: list[tuple[str, ...]] = []
-    if cfg.solo:
-        groups += [(t,) for t in cfg.tasks]
-    if cfg.multitask:
-        groups.append(cfg.tasks)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    log = out_dir / "cells.jsonl"
-    log.write_text("")
-    wall = time.perf_counter()
-    try:
-        grids, tie_notes = _run_grids(cfg, groups, progress, log)
-    finally:
-        torch.set_num_threads(old_threads)
-    wall = time.perf_counter() - wall
+    groups = _groups(cfg)
+    cells = _read_cells(log)
+    grids, tie_notes = _run_grids(cfg, groups, cells)
+    stages = [
+        json.loads(line)
+        for line in (out_dir / "stages.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    wall = sum(float(r["wall_seconds"]) for r in stages)
     final: dict[str, list[dict]] = {s: [] for s in cfg.schemes}
     if cfg.solo:
         final = _merge_solo(cfg.tasks, grids[: len(cfg.tasks)])
@@ -484,8 +629,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         )
     if "add" in cfg.tasks and "xval" in final:
         result.checks["bittokens add >= xval"] = mean("bittokens", "add") >= mean("xval", "add")
-    cells = [json.loads(line) for line in log.read_text().splitlines()]
-    cpu = sum(float(c["cpu_seconds"] or 0.0) for c in cells)  # every cell, grid included
+    cpu = sum(float(c.get("cpu_seconds") or 0.0) for c in cells.values())  # grid included
     limit = 240.0 if quick else 1800.0
     result.checks[f"{'quick' if quick else 'comparison'} <= {limit / 60:g} min wall, 2 workers"] = (
         wall <= limit
@@ -498,7 +642,10 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     )
     result.notes.append(
         f"Wall time of the training cells {wall:.0f} s on {cfg.workers} worker processes, "
-        f"{cpu:.0f} CPU-seconds in all (one torch thread per worker; wall/CPU shows the load)."
+        f"{cpu:.0f} CPU-seconds in all (one torch thread per worker; wall/CPU shows the load); "
+        f"{len(stages)} stage run(s), load average (1 min) "
+        + ", ".join(f"{r['load_before'][0]:.1f}->{r['load_after'][0]:.1f}" for r in stages)
+        + "."
     )
     if len(cfg.lrs) == 1:
         result.notes.append(
