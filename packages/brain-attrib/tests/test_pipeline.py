@@ -147,3 +147,29 @@ def test_bad_inputs(small_lm, fitted):
     with pytest.raises(ValueError, match="LM head"):
         pl2.attribute(60, "nwp")
     assert base is not None
+
+
+def test_gxi_equals_finite_difference_of_embedding_scaling(fitted):
+    """a_i = d/dε (−L)(e with word i's sub-token embeddings scaled by 1 + ε) at ε = 0."""
+    em, rd = fitted
+    pl = Pipeline(em)
+    g = 90
+    ws = pl.attribute(g, "ba", "gxi")
+    ctx, _ = em.context_words(g)
+    words = [rd.words[i] for i in ctx]
+    item = em._encode(g, words, ctx, None)
+    ids, p = em._pad([item])
+    e = em.lm.get_input_embeddings()(ids).detach()
+    pl._ids = ids
+
+    def neg_loss(x):
+        with torch.no_grad():
+            return -float(pl._objectives(g, x, p, [[]])[0][0])
+
+    h = 1e-5
+    fd = []
+    for k in range(len(words)):
+        m = torch.zeros_like(e)
+        m[0, torch.as_tensor(item[3] == k)] = 1.0
+        fd.append((neg_loss(e * (1 + h * m)) - neg_loss(e * (1 - h * m))) / (2 * h))
+    np.testing.assert_allclose(ws.scores, np.array(fd)[::-1], atol=1e-6)
