@@ -6,6 +6,7 @@ import dataclasses
 import json
 
 import numpy as np
+import pytest
 
 from bittokens import _reproduce
 from bittokens._reproduce import QUICK, make_scheme, noise_exact_rate
@@ -63,8 +64,6 @@ def test_noise_rate_matches_theory():
 
 def test_make_scheme_names():
     assert make_scheme("bittokens").name == "bittokens"
-    import pytest
-
     with pytest.raises(ValueError, match="name must be one of"):
         make_scheme("bpe")
 
@@ -82,21 +81,7 @@ def test_lr_choice_reports_ties_instead_of_silently_taking_the_first():
 
 
 def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, torch_threads):
-    tiny = dataclasses.replace(
-        QUICK,
-        tasks=("minmax",),
-        steps=1,
-        batch_size=4,
-        lrs=(1e-3, 3e-3),
-        seeds=(0, 1),
-        n_train=8,
-        n_val=2,
-        n_test=2,
-        curve_points=1,
-        workers=1,
-        schemes=("bittokens", "xval"),
-    )
-    monkeypatch.setattr(_reproduce, "FULL", tiny)
+    monkeypatch.setattr(_reproduce, "FULL", _tiny_grid(("minmax",), steps=1))
     res = _reproduce.reproduce(False, tmp_path, False)
     cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
     assert len(cells) == 2 * 2 + 2  # grid at seed 0, then seed 1 at the chosen rate
@@ -106,11 +91,12 @@ def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, t
     assert "comparison <= 30 min wall, 2 workers" in res.checks
 
 
-def _tiny_grid():
+def _tiny_grid(tasks=("minmax", "add"), steps=2):
+    """A two-rate, two-seed, two-scheme grid at toy sizes."""
     return dataclasses.replace(
         QUICK,
-        tasks=("minmax", "add"),
-        steps=2,
+        tasks=tasks,
+        steps=steps,
         batch_size=4,
         lrs=(1e-3, 3e-3),
         seeds=(0, 1),
@@ -130,8 +116,6 @@ def test_split_half_is_a_balanced_partition():
     assert sorted(map(repr, a + b)) == sorted(map(repr, jobs)) and not set(a) & set(b)
     cost_a, cost_b = (sum(_reproduce._cost(j) for j in h) for h in (a, b))
     assert abs(cost_a - cost_b) <= max(_reproduce._cost(j) for j in jobs)
-    import pytest
-
     with pytest.raises(ValueError, match="half must be 0 or 1"):
         _reproduce.split_half(jobs, 2)
 
@@ -142,8 +126,6 @@ def test_comparison_in_parts_gives_the_one_shot_result(tmp_path, monkeypatch, to
     monkeypatch.setattr(_reproduce, "FULL", _tiny_grid())
     whole = _reproduce.reproduce(False, tmp_path / "whole", False)
     parts = tmp_path / "parts"
-    import pytest
-
     with pytest.raises(ValueError, match="stage 'grid' must be finished first"):
         comparison.main(["seeds", "--out", str(parts), "--no-progress"])
     for half in ("0", "1"):

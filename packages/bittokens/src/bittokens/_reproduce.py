@@ -385,7 +385,12 @@ def run_stage(
     jobs = [j for j in jobs if _cell_key(j[0], j[1], j[2], j[3]) not in cells]
     load_before = os.getloadavg()
     wall = time.perf_counter()
-    new = _map(jobs, cfg, show, stage, log) if jobs else []
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one torch thread per worker process
+    try:
+        new = _map(jobs, cfg, show, stage, log) if jobs else []
+    finally:
+        torch.set_num_threads(old_threads)
     wall = time.perf_counter() - wall
     row = {
         "stage": stage,
@@ -537,13 +542,8 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "cells.jsonl").write_text("")
     (out_dir / "stages.jsonl").write_text("")
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for stage in STAGES:
-            run_stage(cfg, out_dir, stage, show=progress)
-    finally:
-        torch.set_num_threads(old_threads)
+    for stage in STAGES:
+        run_stage(cfg, out_dir, stage, show=progress)
     return summarise(quick, out_dir)
 
 

@@ -22,8 +22,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
 from . import _reproduce
 from ._reproduce import STAGES, run_stage, split_half, summarise
 
@@ -50,12 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nresults written to {out}/result.json")
         return 0 if result.passed else 1
     cfg = _reproduce.QUICK if args.quick else _reproduce.FULL
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        new = run_stage(cfg, out, args.stage, args.half, show=not args.no_progress)
-    finally:
-        torch.set_num_threads(old)
+    new = run_stage(cfg, out, args.stage, args.half, show=not args.no_progress)
     for r in new:
         print(
             r["scheme"],
