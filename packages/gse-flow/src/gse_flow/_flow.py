@@ -331,9 +331,16 @@ def prior_scale(
         mean = last
     if windows.prior_mean is not None:
         mean = np.asarray(windows.prior_mean, np.float64)
+    return _residual_rms(fut, mean, per_frame)
+
+
+def _residual_rms(future: Any, pred: Any, per_frame: bool) -> float | tuple[float, ...]:
+    """RMS of ``future − pred`` (``(B, F, N, 3)``): one value, or one per future frame ``f``
+    (over windows, nodes and coordinates)."""
+    sq = (np.asarray(future, np.float64) - np.asarray(pred, np.float64)) ** 2
     if per_frame:
-        return tuple(float(v) for v in np.sqrt(np.mean((fut - mean) ** 2, axis=(0, 2, 3))))
-    return float(np.sqrt(np.mean((fut - mean) ** 2)))
+        return tuple(float(v) for v in np.sqrt(np.mean(sq, axis=(0, 2, 3))))
+    return float(np.sqrt(np.mean(sq)))
 
 
 def enhance(
@@ -364,12 +371,6 @@ def enhance(
         )
     ref = windows if validation is None else validation
     ref_pred = pred if validation is None else np.asarray(baseline_fn(validation))
-    sq = (np.asarray(ref.future, np.float64) - np.asarray(ref_pred, np.float64)) ** 2
-    if per_frame:
-        sigma: float | tuple[float, ...] = tuple(
-            float(v) for v in np.sqrt(np.mean(sq, axis=(0, 2, 3)))
-        )
-    else:
-        sigma = float(np.sqrt(np.mean(sq)))
+    sigma = _residual_rms(ref.future, ref_pred, per_frame)
     out = windows._replace(prior_mean=pred.astype(np.float32))
     return out, sigma
