@@ -146,3 +146,33 @@ def test_backward_runs_on_the_tensors_device(rel):
     for a, b in zip(gpu, cpu):
         assert a.grad.device.type == "cuda"
         assert rel(a.grad.cpu().numpy(), b.grad.numpy()) <= 1e-8
+
+
+def test_penalty_lower_triangle_and_lu_fallback():
+    """The penalty matrix is formed on and below the diagonal only (blocked syrk); the LU
+    fallback (Cholesky fails: Q indefinite off the active rows) rebuilds the symmetric matrix
+    and still solves the reduced KKT system."""
+    from dxpp._torch_backward import _penalty_lower, torch_vjp
+
+    rng = np.random.default_rng(3)
+    n, k = 9, 5
+    Q = torch.tensor(rng.normal(size=(2, n, n))).double()
+    Q = Q + Q.mT
+    X = torch.tensor(rng.normal(size=(2, k, n)))
+    full = torch.baddbmm(Q, X.mT, X)
+    assert torch.allclose(_penalty_lower(Q, X).tril(), full.tril(), rtol=0, atol=1e-12)
+    # an indefinite Q with one equality row: H = Q + w aaᵀ is indefinite for any w
+    Qi = torch.diag(torch.tensor([2.0, -1.0, 3.0], dtype=torch.float64))[None]
+    Qi[0, 0, 2] = Qi[0, 2, 0] = 0.5
+    A = torch.tensor([[[0.3, 0.0, 1.0]]], dtype=torch.float64)
+    b = torch.zeros(1, 1, dtype=torch.float64)
+    G = torch.zeros(1, 0, 3, dtype=torch.float64)
+    h = torch.zeros(1, 0, dtype=torch.float64)
+    x = torch.zeros(1, 3, dtype=torch.float64)
+    g = torch.tensor([[1.0, 2.0, -1.0]], dtype=torch.float64)
+    with pytest.warns(RuntimeWarning, match="not positive definite"):
+        out = torch_vjp(Qi, G, h, A, b, x, h, b, torch.zeros(1, 0, dtype=torch.bool), g)
+    K = np.zeros((4, 4))
+    K[:3, :3], K[:3, 3], K[3, :3] = Qi[0].numpy(), A[0, 0].numpy(), A[0, 0].numpy()
+    v = np.linalg.solve(K, np.r_[g[0].numpy(), 0.0])[:3]
+    np.testing.assert_allclose(-out.q[0].numpy(), v, atol=1e-9)
