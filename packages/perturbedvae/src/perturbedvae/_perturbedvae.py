@@ -112,6 +112,7 @@ class _Net(nn.Module):
         soft: bool,
         nb: bool,
         omega0: float,
+        delta0: float,
     ) -> None:
         super().__init__()
         self.enc_bg = mlp(G, hidden, 2 * d_bg)
@@ -122,7 +123,7 @@ class _Net(nn.Module):
         self.A_free = nn.Parameter(torch.zeros(d_pert, d_pert))
         self.register_buffer("mask", torch.tril(torch.ones(d_pert, d_pert), -1))
         self.C = nn.Parameter(torch.zeros(d_pert, d_bg))
-        self.delta = nn.Parameter(0.1 * torch.randn(P, d_pert))
+        self.delta = nn.Parameter(delta0 * torch.randn(P, d_pert))
         self.log_omega2 = nn.Parameter(torch.full((d_pert,), math.log(omega0**2)))
         self.gamma = nn.Parameter(torch.zeros(P, d_pert)) if soft else None
         self.register_buffer("x_mean", torch.zeros(G))
@@ -281,6 +282,7 @@ class PerturbedVAE:
         intervention: str = "hard",
         hidden: int = 256,
         omega_init: float = 0.1,
+        delta_init: float = 0.1,
     ) -> None:
         self.n_genes = check_positive_int(n_genes, "n_genes")
         self.n_perts = check_positive_int(n_perts, "n_perts")
@@ -290,6 +292,7 @@ class PerturbedVAE:
         self.l1 = check_positive(l1, "l1", strict=False)
         self.hidden = check_positive_int(hidden, "hidden")
         self.omega_init = check_positive(omega_init, "omega_init")
+        self.delta_init = check_positive(delta_init, "delta_init")
         if likelihood not in LIKELIHOODS:
             raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
         if intervention not in INTERVENTIONS:
@@ -384,6 +387,7 @@ class PerturbedVAE:
             self.intervention == "soft",
             self.likelihood == "nb",
             self.omega_init,
+            self.delta_init,
         ).float()
         X = torch.as_tensor(screen.X, dtype=torch.float32)
         U = torch.as_tensor(screen.U, dtype=torch.float32)
