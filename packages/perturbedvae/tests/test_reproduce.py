@@ -35,3 +35,30 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
         assert fig.exists() and fig.suffix == ".png"
     assert {f.name for f in res.figures} >= {"delta_scatter.png", "background_r2.png"}
     assert "RMSE" in res.headline
+
+
+def test_staged_parts_assemble_like_one_process_run(tmp_path, monkeypatch):
+    pytest.importorskip("scanpy")
+    pytest.importorskip("matplotlib")
+    import json
+
+    from perturbedvae import staged
+
+    tiny = dataclasses.replace(
+        _reproduce.QUICK, seeds=(0, 1), epochs=1, syn_cells=24, syn_controls=80,
+        semi_cells=12, semi_controls=40, semi_epochs=1, pred_cells=30, semi_peers=True,
+    )  # fmt: skip
+    monkeypatch.setattr(staged, "QUICK", tiny)
+    monkeypatch.setattr(_reproduce, "QUICK", tiny)
+    real_sim = _reproduce.simulate_screen
+    monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
+    for part in ("syn", "semi"):
+        for seed in (0, 1):
+            args = ["part", "--quick", "--no-progress", "--part", part, "--seed", str(seed)]
+            assert staged.main([*args, "--out", str(tmp_path)]) == 0
+    staged.main(["summary", "--quick", "--out", str(tmp_path)])
+    res = json.loads((tmp_path / "result.json").read_text())
+    one = _reproduce.reproduce(True, tmp_path / "one", False)
+    assert res["checks"] == one.checks
+    ours = one.tables[0].rows["PerturbedVAE"]["RMSE"].mean
+    assert res["tables"][0]["rows"]["PerturbedVAE"]["RMSE"]["mean"] == pytest.approx(ours)

@@ -33,7 +33,7 @@ from ._data import CONTROL, Screen, Split, read_screen, semisynthetic_pbmc, simu
 from ._metrics import background_r2, energy_distance, pearson_delta, probe_accuracy, rmse
 from ._perturbedvae import PerturbedVAE, scm_kl
 
-__all__ = ["EXPERIMENT", "FULL", "QUICK", "Config", "reproduce"]
+__all__ = ["EXPERIMENT", "FULL", "PARTS", "QUICK", "Config", "assemble", "reproduce", "run_part"]
 
 OURS, NO_ALIGN, CPA = "PerturbedVAE", "PerturbedVAE α=0", "CPA-like"
 ADD, RIDGE, CTRL = "additive", "ridge", "control mean"
@@ -303,10 +303,10 @@ def _kl_monte_carlo(mu_n, lv_n, mu_b, lv_b, A, C, shift, log_omega2, n: int = 10
     return float((q.log_prob(z_n).sum(-1) - p.log_prob(z_n)).mean())
 
 
-def _figures(syn: list[dict], out_dir: Path, cfg: Config) -> list[Path]:
+def _seed_figures(run: dict, out_dir: Path, cfg: Config) -> list[Path]:
+    """Figures of one synthetic seed: Δ scatter for two doubles, PCA (and UMAP) of ẑ_ι."""
     plt = require_matplotlib(package="perturbedvae")
     figs = []
-    run = syn[0]
     fig, axes = plt.subplots(2, 2, figsize=(8, 7))
     for col, k in enumerate((0, 1)):
         for row, name in enumerate((OURS, ADD)):
@@ -320,14 +320,6 @@ def _figures(syn: list[dict], out_dir: Path, cfg: Config) -> list[Path]:
             ax.set_ylabel("predicted Δ")
     fig.tight_layout()
     figs.append(save_figure(fig, out_dir / "delta_scatter.png"))
-    fig, ax = plt.subplots(figsize=(4, 3.5))
-    vals = [[r["rep"][m]["background R²"] for r in syn] for m in (OURS, NO_ALIGN, CPA)]
-    ax.bar(["α=0.05", "α=0", "CPA-like"], [np.mean(v) for v in vals],
-           yerr=[Estimate.of(v).se for v in vals], capsize=4)  # fmt: skip
-    ax.set_ylabel("background R² (ẑ_ι → z_ι)")
-    ax.set_ylim(0, 1)
-    fig.tight_layout()
-    figs.append(save_figure(fig, out_dir / "background_r2.png"))
     test = run["split"].test
     kinds = np.where(
         test.is_control,
@@ -352,6 +344,19 @@ def _figures(syn: list[dict], out_dir: Path, cfg: Config) -> list[Path]:
     return figs
 
 
+def _r2_figure(syn: list[dict], out_dir: Path) -> Path:
+    """Background R² with vs without alignment (and CPA-like), mean ± s.e. over seeds."""
+    plt = require_matplotlib(package="perturbedvae")
+    fig, ax = plt.subplots(figsize=(4, 3.5))
+    vals = [[r["rep"][m]["background R²"] for r in syn] for m in (OURS, NO_ALIGN, CPA)]
+    ax.bar(["α=0.05", "α=0", "CPA-like"], [np.mean(v) for v in vals],
+           yerr=[Estimate.of(v).se for v in vals], capsize=4)  # fmt: skip
+    ax.set_ylabel("background R² (ẑ_ι → z_ι)")
+    ax.set_ylim(0, 1)
+    fig.tight_layout()
+    return save_figure(fig, out_dir / "background_r2.png")
+
+
 def _pca2(z: NDArray[np.float64]) -> NDArray[np.float64]:
     zc = z - z.mean(0)
     _, _, vt = np.linalg.svd(zc, full_matrices=False)
@@ -366,6 +371,7 @@ def _umap2(z: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def reproduce(quick: bool, out_dir: Path, progress_on: bool) -> ExperimentResult:
     """Synthetic and semi-synthetic runs over the seeds; tables, figures and checks."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     old_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small models: one thread is fastest on a shared 2-core machine
     try:
@@ -374,15 +380,47 @@ def reproduce(quick: bool, out_dir: Path, progress_on: bool) -> ExperimentResult
         torch.set_num_threads(old_threads)
 
 
+def run_part(cfg: Config, part: str, seed: int, out_dir: Path, show: bool) -> dict[str, Any]:
+    """One seed of one benchmark (``"syn"`` or ``"semi"``) as a JSON-able record.
+
+    The first seed's synthetic part also makes the per-seed figures and re-measures the unit
+    checks (acceptance item 5) on its trained model.
+    """
+    import time
+
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = (_synthetic_seed if part == "syn" else _semi_seed)(cfg, seed, show)
+    rec: dict[str, Any] = {"part": part, "seed": seed, "metrics": res["metrics"], "rep": res["rep"]}
+    if part == "syn" and seed == cfg.seeds[0]:
+        rec["unit_checks"] = _unit_checks(res["models"][OURS], res["split"], out_dir)
+        rec["figures"] = [str(f) for f in _seed_figures(res, out_dir, cfg)]
+    rec["wall_s"] = round(time.perf_counter() - t0, 1)
+    rec["cpu_s"] = round(time.process_time() - c0, 1)
+    return rec
+
+
+PARTS = ("syn", "semi")
+
+
 def _run(cfg: Config, out_dir: Path, progress_on: bool) -> ExperimentResult:
+    syn, semi = [], []
+    for seed in progress(cfg.seeds, enabled=progress_on, total=len(cfg.seeds), desc="seeds"):
+        syn.append(run_part(cfg, "syn", seed, out_dir, progress_on))
+        semi.append(run_part(cfg, "semi", seed, out_dir, progress_on))
+    return assemble(cfg, syn, semi, out_dir)
+
+
+def assemble(cfg: Config, syn: list[dict], semi: list[dict], out_dir: Path) -> ExperimentResult:
+    """Tables, acceptance checks and the R² figure from the per-seed records of :func:`run_part`."""
     result = ExperimentResult(
         "perturbedvae", "held-out doubles and disentanglement, PerturbedVAE vs peers"
     )
-    syn, semi = [], []
-    for seed in progress(cfg.seeds, enabled=progress_on, total=len(cfg.seeds), desc="seeds"):
-        syn.append(_synthetic_seed(cfg, seed, progress_on))
-        semi.append(_semi_seed(cfg, seed, progress_on))
-    n = len(cfg.seeds)
+    first = [r for r in syn if "unit_checks" in r]
+    if not first:
+        raise ValueError(f"the synthetic record of seed {cfg.seeds[0]} is missing")
+    n = len(syn)
     note = (
         f"mean ± s.e. over {n} seeds; 20 held-out doubles per seed; lower is better except Pearson"
     )
@@ -427,9 +465,9 @@ def _run(cfg: Config, out_dir: Path, progress_on: bool) -> ExperimentResult:
         "4 semi-synthetic Pearson Δ top-20 DE >= 0.7": _mean(semi, "metrics", OURS, "Pearson Δ top-20 DE")
         >= 0.7,
     }  # fmt: skip
-    checks.update(_unit_checks(syn[0]["models"][OURS], syn[0]["split"], out_dir))
+    checks.update(first[0]["unit_checks"])
     result.checks = checks
-    result.figures = _figures(syn, out_dir, cfg)
+    result.figures = [Path(f) for f in first[0]["figures"]] + [_r2_figure(syn, out_dir)]
     result.headline = (
         f"synthetic held-out doubles RMSE {rm[OURS]:.3f} (ours) vs additive {rm[ADD]:.3f}, "
         f"ridge {rm[RIDGE]:.3f}, α=0 {rm[NO_ALIGN]:.3f}, CPA-like {rm[CPA]:.3f}; "
@@ -439,6 +477,11 @@ def _run(cfg: Config, out_dir: Path, progress_on: bool) -> ExperimentResult:
         f"epochs {cfg.epochs} (semi-synthetic {cfg.semi_epochs}), lr {cfg.lr}, batch 64, hidden 256",
         f"chance for the synthetic label probe: {chance:.3f} (12 singles)",
         "reconstructed from the paper's description; the Gaussian SCM parametrisation is ours",
+        "seeds "
+        + ", ".join(
+            f"{r['part']} {r['seed']}: {r['wall_s']} s wall / {r['cpu_s']} s CPU"
+            for r in syn + semi
+        ),
     ]
     return result
 
