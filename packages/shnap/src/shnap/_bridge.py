@@ -48,15 +48,17 @@ from shnap._unet import UNet3D
 __all__ = [
     "Bridge",
     "BridgeConfig",
+    "EditPairs",
     "TrainConfig",
     "bridge_marginal",
     "bridge_step",
     "crop_boxes",
+    "edit_pairs",
     "random_metaball_mask",
     "shell_mean",
 ]
 
-_CODE_VERSION = 2
+_CODE_VERSION = 3
 _STRUCT = ndimage.generate_binary_structure(3, 3)
 
 
@@ -118,6 +120,81 @@ def random_metaball_mask(
         if m.any() and not (m & ~inner).any():
             return m
     raise RuntimeError("could not draw a metaball mask inside the box")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------------------------
+# training pairs of the distribution the editor is used on
+@dataclass(frozen=True)
+class EditPairs:
+    """Training pairs (n, S, S, S): the editor's input ``x``, the target ``x0``, the edit
+    ``mask`` and the insertion conditioning ``prior`` / ``prior_mask`` (zero for removals);
+    ``insertion`` flags the insertion pairs."""
+
+    x: np.ndarray
+    x0: np.ndarray
+    mask: np.ndarray
+    prior: np.ndarray
+    prior_mask: np.ndarray
+    insertion: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+def edit_pairs(n_phantoms: int, size: int = 16, seed: int = 0) -> EditPairs:
+    """Removal and insertion pairs from phantoms and their object-free twins.
+
+    Phantom ``s`` (2-4 nodules, one electrode; seeds ``2_000_000 + 100_003·seed + k``, apart
+    from every seed the reproduce and realism studies draw) and ``make_phantom(s)`` without
+    objects share their anatomy. For each object whose mask dilated by one voxel (minus the
+    other objects), plus a shell, fits a ``size``³ crop:
+
+    * a removal pair: input = the case, target = the twin inside the mask (the true
+      background where the object was), the case outside;
+    * for a nodule, an insertion pair: input = the removal's target, target = the case,
+      ``prior`` = the nodule as a template over flat lung (``window(-850 HU + hu - hu_twin)``
+      on the nodule mask), ``prior_mask`` = the nodule mask: what :meth:`Bridge.insert`
+      conditions on.
+    """
+    from shnap._world import LUNG_HU, make_phantom, window
+
+    rng = np.random.default_rng([seed, 17])
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("x", "x0", "m", "p", "pm", "ins")}
+    for k in range(int(n_phantoms)):
+        s = 2_000_000 + 100_003 * int(seed) + k
+        ph = make_phantom(32, n_nodules=int(rng.integers(2, 5)), electrodes=1, seed=s)
+        bare = make_phantom(32, seed=s)
+        objects = ph.objects()
+        kinds = [(m, True) for m in ph.nodule_masks] + [(m, False) for m in ph.electrode_masks]
+        for om, is_nodule in kinds:
+            region = ndimage.binary_dilation(om, _STRUCT) & ~(objects & ~om)
+            sl = ndimage.find_objects(region.astype(np.int8))[0]
+            lo = np.array([a.start for a in sl])
+            hi = np.array([a.stop for a in sl])
+            if np.any(hi - lo + 2 > size):
+                continue
+            corner = np.clip((lo + hi) // 2 - size // 2, 0, 32 - size)
+            box = tuple(slice(c, c + size) for c in corner)
+            case = ph.image[box]
+            back = np.where(region[box], bare.image[box], case).astype(np.float32)
+            zero = np.zeros_like(case)
+            cols["x"].append(case)
+            cols["x0"].append(back)
+            cols["m"].append(region[box])
+            cols["p"].append(zero)
+            cols["pm"].append(np.zeros(case.shape, bool))
+            cols["ins"].append(np.array(False))
+            if is_nodule:
+                template = window(LUNG_HU + ph.hu[box] - bare.hu[box])
+                cols["x"].append(back)
+                cols["x0"].append(case)
+                cols["m"].append(region[box])
+                cols["p"].append(np.where(om[box], template, 0.0).astype(np.float32))
+                cols["pm"].append(om[box])
+                cols["ins"].append(np.array(True))
+    if not cols["x"]:
+        raise ValueError("no object fitted a crop; use more phantoms or a larger size")
+    return EditPairs(*(np.stack(cols[k]) for k in ("x", "x0", "m", "p", "pm", "ins")))
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,7 +270,7 @@ class TrainConfig:
     """Training of the bridge's UNet (its hash, with :class:`BridgeConfig`'s, keys the cache)."""
 
     n_crops: int = 4000
-    steps: int = 1500
+    steps: int = 1300
     batch_size: int = 32
     lr: float = 2e-3
     seed: int = 0
@@ -202,6 +279,13 @@ class TrainConfig:
     #: chest wall), as nodules never touch vessels or the lung boundary
     nodule_like: bool = True
     vessel_hu: float = -750.0
+    #: phantoms (with nodules and an electrode, and their object-free twins) giving the
+    #: removal and insertion pairs of :func:`edit_pairs`; 0 trains on random masks only
+    n_pair_phantoms: int = 400
+    #: batch shares of real-object removals and of insertions (the rest: random masks on
+    #: nodule-free crops)
+    p_removal: float = 0.4
+    p_insertion: float = 0.3
 
 
 def _key(*configs: Any) -> str:
@@ -215,6 +299,8 @@ class _Job:
     m: np.ndarray  # crop of the mask (bool)
     noise: np.ndarray  # (n_noise, *shape) float32
     start: np.ndarray  # initial state x_{t0}
+    prior: np.ndarray | None = None  # insertion conditioning: the pasted object (0 elsewhere)
+    prior_mask: np.ndarray | None = None  # where it is (bool)
 
 
 def _torch_shell_mean(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
@@ -259,7 +345,7 @@ class Bridge:
 
     def __init__(self, unet: UNet3D | None = None, config: BridgeConfig = BridgeConfig()) -> None:
         self.config = config
-        self.unet = unet if unet is not None else UNet3D(config.widths)
+        self.unet = unet if unet is not None else UNet3D(config.widths, cond=True)
         self.unet.eval()
         self.record: dict[str, Any] = {}
 
@@ -271,12 +357,19 @@ class Bridge:
         train: TrainConfig = TrainConfig(),
         config: BridgeConfig = BridgeConfig(),
         progress: Callable[[int], None] | None = None,
+        pairs: EditPairs | None = None,
     ) -> Bridge:
-        """Fit the UNet on ``crops`` (n, D, H, W) windowed, with random metaball masks.
+        """Fit the UNet on ``crops`` (n, D, H, W) windowed, with random metaball masks, and on
+        ``pairs`` (:func:`edit_pairs`) when given.
 
-        Each step draws a batch of crops (random flips and axis permutations), a metaball
-        mask per crop, ``t ~ U(0, 1)``, and the bridge state x_t; the loss is the mean absolute
-        error of x̂0 on the masked voxels. Adam with a cosine-decayed learning rate.
+        Each step draws a batch: a share ``train.p_removal`` of real-object removal pairs, a
+        share ``train.p_insertion`` of insertion pairs, the rest nodule-free crops with a
+        random (nodule-like) metaball mask; the batch gets one random flip and axis
+        permutation, ``t ~ U(0, 1)`` per item. Removals: x_t is the bridge marginal from the
+        target x0 to x1 (shell mean of the input + σ1 noise). Insertions: the marginal from the
+        input with the prior pasted on its mask (what :meth:`insert` starts from), the prior
+        channels set. The loss is the mean absolute error of x̂0 on the masked voxels. Adam
+        with a cosine-decayed learning rate.
         """
         crops = np.asarray(crops, np.float32)
         if crops.ndim != 4 or min(crops.shape[1:]) < 8:
@@ -284,6 +377,10 @@ class Bridge:
         if any(s % 4 for s in crops.shape[1:]):
             raise ValueError(
                 f"crops must have sides that are multiples of 4, got {crops.shape[1:]}"
+            )
+        if pairs is not None and pairs.x.shape[1:] != crops.shape[1:]:
+            raise ValueError(
+                f"pairs must have crops of shape {crops.shape[1:]}, got {pairs.x.shape[1:]}"
             )
         check_steps(train.steps, "train.steps")
         torch.manual_seed(train.seed)
@@ -298,33 +395,81 @@ class Bridge:
         masks = torch.from_numpy(pool)[:, None].float()
         flat = masks.flatten(1)
         bright_level = float((np.clip((train.vessel_hu + 1000) / 1400, 0, 1)) * 2 - 1)
-        net = UNet3D(config.widths)
+        n_rem = n_ins = 0
+        if pairs is not None and len(pairs):
+            ins = torch.from_numpy(pairs.insertion)
+            rem_idx = torch.nonzero(~ins).flatten().numpy()
+            ins_idx = torch.nonzero(ins).flatten().numpy()
+            p_t = {
+                k: torch.from_numpy(np.asarray(v, np.float32))[:, None]
+                for k, v in (
+                    ("x", pairs.x),
+                    ("x0", pairs.x0),
+                    ("m", pairs.mask),
+                    ("p", pairs.prior),
+                    ("pm", pairs.prior_mask),
+                )
+            }
+            n_rem = round(train.batch_size * train.p_removal) if len(rem_idx) else 0
+            n_ins = round(train.batch_size * train.p_insertion) if len(ins_idx) else 0
+        n_rand = train.batch_size - n_rem - n_ins
+        if n_rand < 0:
+            raise ValueError("train.p_removal + train.p_insertion must be <= 1")
+        net = UNet3D(config.widths, cond=True)
         opt = torch.optim.Adam(net.parameters(), lr=train.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, train.steps)
         net.train()
         losses = []
         t0 = time.perf_counter()
         for _ in range(train.steps):
-            idx = torch.from_numpy(rng.integers(0, len(data), train.batch_size))
-            midx = torch.from_numpy(rng.integers(0, len(masks), train.batch_size))
-            x0, m = data[idx], masks[midx]
+            parts = []
+            if n_rand:
+                idx = torch.from_numpy(rng.integers(0, len(data), n_rand))
+                midx = torch.from_numpy(rng.integers(0, len(masks), n_rand))
+                x0, m = data[idx], masks[midx]
+                m = torch.flip(m, [d for d in (2, 3, 4) if rng.random() < 0.5]).contiguous()
+                if train.nodule_like:
+                    m = _nodule_like_masks(x0, masks, flat, bright_level, rng, m)
+                z = torch.zeros_like(x0)
+                parts.append((x0, x0, m, z, z, torch.zeros(n_rand, dtype=torch.bool)))
+            for n_part, pool_idx, flag in (
+                (n_rem, rem_idx if n_rem else None, False),
+                (n_ins, ins_idx if n_ins else None, True),
+            ):
+                if n_part:
+                    sel = torch.from_numpy(pool_idx[rng.integers(0, len(pool_idx), n_part)])
+                    parts.append(
+                        (
+                            p_t["x"][sel],
+                            p_t["x0"][sel],
+                            p_t["m"][sel],
+                            p_t["p"][sel],
+                            p_t["pm"][sel],
+                            torch.full((n_part,), flag),
+                        )
+                    )
+            xin, x0, m, prior, pm = (torch.cat([p[j] for p in parts]) for j in range(5))
+            is_ins = torch.cat([p[5] for p in parts])
+            stack = torch.cat([xin, x0, m, prior, pm], 1)
             dims = [d for d in (2, 3, 4) if rng.random() < 0.5]
             if dims:
-                x0 = torch.flip(x0, dims)
+                stack = torch.flip(stack, dims)
             perm = [0, 1, *(2 + rng.permutation(3))]
-            x0 = x0.permute(*perm).contiguous()
-            m = torch.flip(m, [d for d in (2, 3, 4) if rng.random() < 0.5]).contiguous()
-            if train.nodule_like:
-                m = _nodule_like_masks(x0, masks, flat, bright_level, rng, m)
-            t = torch.rand(train.batch_size)
+            stack = stack.permute(*perm).contiguous()
+            xin, x0, m, prior, pm = stack.split(1, dim=1)
+            b = len(xin)
+            t = torch.rand(b)
             tt = t[:, None, None, None, None]
-            x1 = _torch_shell_mean(x0, m)[
+            x1 = _torch_shell_mean(xin, m)[
                 :, None, None, None, None
             ] + config.sigma1 * torch.randn_like(x0)
-            xt = bridge_marginal(x0, x1, tt, config.sigma, torch.randn_like(x0))
-            xt = torch.where(m > 0, xt, x0)
+            start = torch.where(
+                is_ins[:, None, None, None, None], torch.where(pm > 0, prior, xin), x0
+            )
+            xt = bridge_marginal(start, x1, tt, config.sigma, torch.randn_like(x0))
+            xt = torch.where(m > 0, xt, xin)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-                pred = net(xt, m, t)
+                pred = net(xt, m, t, prior, pm)
             loss = ((pred.float() - x0).abs() * m).sum() / m.sum()
             opt.zero_grad()
             loss.backward()
@@ -343,6 +488,7 @@ class Bridge:
             "loss_first": float(np.mean(losses[: max(1, len(losses) // 10)])),
             "loss_last": float(np.mean(tail)),
             "threads": torch.get_num_threads(),
+            "pairs": 0 if pairs is None else len(pairs),
         }
         return bridge
 
@@ -355,8 +501,10 @@ class Bridge:
         cache: bool = True,
         progress: Callable[[int], None] | None = None,
     ) -> Bridge:
-        """The bridge trained on ``nodule_free_crops(train.n_crops, 16, train.seed)``, cached
-        under ``$SHNAP_CACHE`` (default ``~/.cache/shnap``) by the hash of both configs."""
+        """The bridge trained on ``nodule_free_crops(train.n_crops, 16, train.seed + 7)``
+        (random masks) and ``edit_pairs(train.n_pair_phantoms, 16, train.seed)`` (real
+        removals and insertions), cached under ``$SHNAP_CACHE`` (default ``~/.cache/shnap``)
+        by the hash of both configs and the code version."""
         from shnap._cnn import cache_dir
         from shnap._world import nodule_free_crops
 
@@ -365,8 +513,13 @@ class Bridge:
             bridge = cls.load(path)
             bridge.record["cached"] = True
             return bridge
-        crops = nodule_free_crops(train.n_crops, size=16, seed=train.seed)
-        bridge = cls.train(crops, train, config, progress)
+        t0 = time.perf_counter()
+        # seed + 7: phantoms apart from those of the realism study (seed 0) and the audits
+        crops = nodule_free_crops(train.n_crops, size=16, seed=train.seed + 7)
+        pairs = edit_pairs(train.n_pair_phantoms, 16, train.seed) if train.n_pair_phantoms else None
+        data_seconds = time.perf_counter() - t0
+        bridge = cls.train(crops, train, config, progress, pairs)
+        bridge.record["data_seconds"] = data_seconds
         bridge.record["cached"] = False
         if cache:
             bridge.save(path)
@@ -375,7 +528,13 @@ class Bridge:
     def save(self, path: str | Path) -> None:
         """Write the weights, the config and the training record to ``path`` (torch format)."""
         cfg = asdict(self.config)
-        torch.save({"state": self.unet.state_dict(), "config": cfg, "record": self.record}, path)
+        blob = {
+            "state": self.unet.state_dict(),
+            "config": cfg,
+            "record": self.record,
+            "cond": bool(getattr(self.unet, "cond", False)),
+        }
+        torch.save(blob, path)
 
     @classmethod
     def load(cls, path: str | Path) -> Bridge:
@@ -384,7 +543,7 @@ class Bridge:
         cfg = dict(blob["config"])
         cfg["widths"] = tuple(cfg["widths"])
         config = BridgeConfig(**cfg)
-        unet = UNet3D(config.widths)
+        unet = UNet3D(config.widths, cond=bool(blob.get("cond", False)))
         unet.load_state_dict(blob["state"])
         bridge = cls(unet, config)
         bridge.record = dict(blob.get("record", {}))
@@ -462,8 +621,10 @@ class Bridge:
     ) -> np.ndarray:
         """Paste ``nodule`` (a ``NoduleTemplate``) with its patch centre on ``centre``, draw
         x_τ from the bridge marginal on the pasted mask dilated by one voxel, and run the
-        sampler from τ to 0 in ``max(1, round(steps·τ))`` steps. Voxels outside the dilated
-        mask are returned bit-identical."""
+        sampler from τ to 0 in ``max(1, round(steps·τ))`` steps, the network conditioned on
+        the template (``prior`` = the template on its mask, ``prior_mask`` = its mask; a
+        network trained with :func:`edit_pairs` renders the nodule into the local texture).
+        Voxels outside the dilated mask are returned bit-identical."""
         x = check_volume(x, "x")
         tau = check_tau(tau)
         steps = check_steps(self.config.steps if steps is None else steps, "steps")
@@ -478,6 +639,7 @@ class Bridge:
         region = pasted[vs]
         pm = nodule.mask[ps]
         region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
+        prior = np.where(placed, pasted, np.float32(0)).astype(np.float32)
         edit = ndimage.binary_dilation(placed, _STRUCT)
         n = max(1, round(steps * tau))
         out = x.copy()
@@ -486,13 +648,15 @@ class Bridge:
             xc = _extract(x, corner, size, "edge")
             pc = _extract(pasted, corner, size, "edge")
             mc = _extract(comp, corner, size, "constant")
+            prc = _extract(prior, corner, size, "constant")
+            pmc = _extract(placed & comp, corner, size, "constant")
             rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 7, *(c + 1000 for c in corner)])
             noise = rng.standard_normal((n + 2, *xc.shape), dtype=np.float32)
             fill = np.float32(shell_mean(xc, mc))
             x1 = fill + np.float32(self.config.sigma1) * noise[0]
             xt = bridge_marginal(pc, x1, np.float32(tau), np.float32(self.config.sigma), noise[1])
             start = np.where(mc, xt, xc).astype(np.float32)
-            jobs.append(_Job(xc, mc, noise[2:], start))
+            jobs.append(_Job(xc, mc, noise[2:], start, prc, pmc))
             places.append((mc, corner))
         for res, (mc, corner) in zip(self._run(jobs, tau, n), places):
             _paste(out, res, mc, corner)
@@ -515,12 +679,23 @@ class Bridge:
                 mf = m.float()
                 noise = torch.from_numpy(np.stack([jobs[i].noise for i in ids], axis=1))
                 x = torch.from_numpy(np.stack([jobs[i].start for i in ids]))[:, None]
+                cond: tuple[torch.Tensor, ...] = ()
+                if getattr(self.unet, "cond", False):
+                    zero = np.zeros(jobs[ids[0]].x.shape, np.float32)
+                    prior = [zero if jobs[i].prior is None else jobs[i].prior for i in ids]
+                    pmask = [
+                        zero if jobs[i].prior_mask is None else jobs[i].prior_mask for i in ids
+                    ]
+                    cond = (
+                        torch.from_numpy(np.stack(prior).astype(np.float32))[:, None],
+                        torch.from_numpy(np.stack(pmask).astype(np.float32))[:, None],
+                    )
                 for k in range(steps):
                     t = t0 * (1 - k / steps)
                     s = t0 * (1 - (k + 1) / steps)
                     tb = torch.full((len(ids),), t)
                     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.config.bf16):
-                        x0h = self.unet(x, mf, tb)
+                        x0h = self.unet(x, mf, tb, *cond)
                     x0h = x0h.float()
                     if k == steps - 1:
                         x = x0h

@@ -64,20 +64,26 @@ class UNet3D(nn.Module):
     Args:
         widths: channels at the three resolutions.
         t_dim: size of the sinusoidal time embedding.
+        cond: two more input channels, ``prior`` (the object to insert, 0 elsewhere) and
+            ``prior_mask`` (where it is): the insertion conditioning of the bridge.
 
     Input ``x_t`` and ``mask`` are (B, 1, D, H, W) with D, H, W multiples of 4; ``t`` is (B,).
-    The output is the predicted clean volume, (B, 1, D, H, W).
+    With ``cond``, ``prior`` and ``prior_mask`` are (B, 1, D, H, W) too (zeros when omitted:
+    a removal). The output is the predicted clean volume, (B, 1, D, H, W).
     """
 
-    def __init__(self, widths: tuple[int, int, int] = (16, 32, 64), t_dim: int = 32) -> None:
+    def __init__(
+        self, widths: tuple[int, int, int] = (16, 32, 64), t_dim: int = 32, cond: bool = False
+    ) -> None:
         super().__init__()
         c1, c2, c3 = widths
         self.widths = tuple(widths)
         self.t_dim = t_dim
+        self.cond = bool(cond)
         self.t_mlp = nn.Sequential(
             nn.Linear(t_dim, 4 * t_dim), nn.SiLU(), nn.Linear(4 * t_dim, t_dim)
         )
-        self.inc = nn.Conv3d(2, c1, 3, padding=1)
+        self.inc = nn.Conv3d(4 if self.cond else 2, c1, 3, padding=1)
         self.enc1 = _ResBlock(c1, c1, t_dim)
         self.down1 = nn.Conv3d(c1, c2, 3, stride=2, padding=1)
         self.enc2 = _ResBlock(c2, c2, t_dim)
@@ -90,9 +96,23 @@ class UNet3D(nn.Module):
         self.out_norm = nn.GroupNorm(_groups(c1), c1)
         self.out = nn.Conv3d(c1, 1, 3, padding=1)
 
-    def forward(self, x_t: torch.Tensor, mask: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x_t: torch.Tensor,
+        mask: torch.Tensor,
+        t: torch.Tensor,
+        prior: torch.Tensor | None = None,
+        prior_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         temb = self.t_mlp(sinusoidal_embedding(t, self.t_dim))
-        h0 = self.inc(torch.cat([x_t, mask], dim=1))
+        chans = [x_t, mask]
+        if self.cond:
+            zero = torch.zeros_like(x_t)
+            chans += [
+                zero if prior is None else prior.to(x_t.dtype),
+                zero if prior_mask is None else prior_mask.to(x_t.dtype),
+            ]
+        h0 = self.inc(torch.cat(chans, dim=1))
         h1 = self.enc1(h0, temb)
         h2 = self.enc2(self.down1(h1), temb)
         h3 = self.mid(self.down2(h2), temb)
