@@ -5,7 +5,8 @@ n_side=32 imgs=2,5 epochs=60 seeds=0,1,2,3,4 budget=420`` and summarise with ``-
 
 For each seed and city kind (normal / spatially shuffled) it fits MetaStreet at fixed
 ``w`` = 0.1, 0.5, 0.9 and 1 (no contrast), two more ``w = 1`` restarts (seeds + 1000, + 2000)
-and logistic regression on fused features, printing one JSON line per fit. Because every fit
+and logistic regression on fused features, printing one JSON line per fit. ``contrast_on=elu``
+gives 0.1.0's contrast on ``ELU(h¹)``; the default contrasts the layer-1 output ``h¹``. Because every fit
 with the same seed starts from the same weights, the ``w="auto"`` model is recovered exactly
 as the fixed-``w`` fit with the best validation F1, and the matched-budget control as the
 best-on-validation of the three ``w = 1`` fits. Stops starting fits after ``budget`` seconds.
@@ -48,7 +49,7 @@ def run(args: dict[str, str]) -> None:
     width = int(args.get("width", 32))
     cfg = {"hidden": width, "d": width, "heads": int(args.get("heads", 4)),
            "head_dim": int(args.get("head_dim", 16)), "epochs": int(args.get("epochs", 60)),
-           "n_categories": 12}  # fmt: skip
+           "n_categories": 12, "contrast_on": args.get("contrast_on", "layer")}  # fmt: skip
     seeds = [int(s) for s in args.get("seeds", "0,1,2,3,4").split(",")]
     kinds = args.get("kinds", "normal,shuffled").split(",")
     names = args.get("variants", ",".join([*VARIANTS, "logreg"])).split(",")

@@ -34,11 +34,11 @@ def segment_softmax(scores: Tensor, index: Tensor, n: int) -> Tensor:
     ``[0, n)``): ``exp(s_e - max_g) / Σ_{e' in g} exp(s_e' - max_g)``."""
     shape = (n, *scores.shape[1:])
     idx = index.view(-1, *([1] * (scores.dim() - 1))).expand_as(scores)
-    mx = torch.full(shape, -torch.inf, dtype=scores.dtype).scatter_reduce(
+    mx = torch.full(shape, -torch.inf, dtype=scores.dtype, device=scores.device).scatter_reduce(
         0, idx, scores, "amax", include_self=True
     )
     ex = torch.exp(scores - mx.gather(0, idx))
-    den = torch.zeros(shape, dtype=scores.dtype).scatter_add(0, idx, ex)
+    den = torch.zeros(shape, dtype=scores.dtype, device=scores.device).scatter_add(0, idx, ex)
     return ex / den.gather(0, idx)
 
 
@@ -79,7 +79,7 @@ class GATLayer(nn.Module):
         alpha = segment_softmax(e, dst, n)
         alpha = nn.functional.dropout(alpha, self.dropout, self.training)
         msg = h[src] * alpha.unsqueeze(-1)
-        out = torch.zeros(n, self.heads, self.d_out, dtype=x.dtype).index_add(0, dst, msg)
+        out = x.new_zeros(n, self.heads, self.d_out).index_add(0, dst, msg)
         out = out.reshape(n, -1) if self.concat else out.mean(1)
         return out + self.bias
 
@@ -94,7 +94,7 @@ class GCNLayer(nn.Module):
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         n = x.shape[0]
         src, dst = edge_index
-        deg = torch.zeros(n, dtype=x.dtype).index_add(0, dst, torch.ones_like(dst, dtype=x.dtype))
+        deg = x.new_zeros(n).index_add(0, dst, torch.ones_like(dst, dtype=x.dtype))
         w = (deg[src] * deg[dst]).rsqrt().unsqueeze(-1)
         h = self.lin(x)
         return torch.zeros_like(h).index_add(0, dst, h[src] * w)

@@ -102,7 +102,7 @@ class _Net(nn.Module):
             out[has] = h[-1]
         else:
             z, _ = self.lstm(seq[has])
-            valid = torch.arange(seq.shape[1])[None, :] < lengths[has][:, None]
+            valid = torch.arange(seq.shape[1], device=seq.device)[None, :] < lengths[has][:, None]
             z = z * valid.unsqueeze(-1)
             if agg == "max":
                 z = z.masked_fill(~valid.unsqueeze(-1), -torch.inf).amax(1)
@@ -126,10 +126,12 @@ class _Net(nn.Module):
         p = self.cfg["dropout"]
         h = nn.functional.dropout(h, p, self.training)
         graph = self.cfg["graph"] != "mlp"
-        h1 = nn.functional.elu(self.l1(h, ei) if graph else self.l1(h))
+        pre = self.l1(h, ei) if graph else self.l1(h)
+        h1 = nn.functional.elu(pre)
         z = nn.functional.dropout(h1, p, self.training)
         logits = self.l2(z, ei) if graph else self.l2(z)
-        return logits, h1, a
+        # the contrast's h¹: the layer-1 output (before ELU) or the activation after it
+        return logits, (pre if self.cfg["contrast_on"] == "layer" else h1), a
 
 
 class MetaStreet:
@@ -152,6 +154,12 @@ class MetaStreet:
         modalities: ``"both"``, ``"visual"`` or ``"text"``.
         graph: ``"gat"``, ``"gcn"`` or ``"mlp"`` (no message passing).
         use_adjacency: ``False`` gives proportion-only image vectors.
+        contrast_on: ``"layer"`` (default) contrasts the layer-1 GAT output ``h¹`` itself, before
+            the ELU (the spec lists ELU as the step after layer 1; the authors' script contrasts
+            ``conv1``'s output); ``"elu"`` contrasts ``ELU(h¹)`` (0.1.0's behaviour), whose
+            coordinates are >= -1, so cosines between different-class streets cannot reach -1.
+        device: torch device for training (``"cpu"``, ``"cuda"``); features and text are
+            computed on the CPU, the negative draws on a CPU generator (same draws on any device).
         restarts: independent initialisations per candidate ``w`` (seeds ``seed + 1000 r``);
             the (w, restart, epoch) with the best validation weighted F1 is kept. ``w=1,
             restarts=3`` gives the no-contrast ablation the same validation-selection budget
@@ -180,6 +188,8 @@ class MetaStreet:
         weight_decay: float = 5e-4,
         n_negatives: int = 64,
         restarts: int = 1,
+        contrast_on: str = "layer",
+        device: str | torch.device = "cpu",
         progress: bool = False,
     ) -> None:
         self.n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
@@ -203,7 +213,9 @@ class MetaStreet:
             "heads": check_positive_int(heads, "heads"),
             "head_dim": check_positive_int(head_dim, "head_dim"),
             "dropout": dropout,
+            "contrast_on": check_choice(contrast_on, "contrast_on", ["layer", "elu"]),
         }
+        self.device = torch.device(device)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
         self.epochs = check_positive_int(epochs, "epochs")
@@ -225,7 +237,9 @@ class MetaStreet:
                 cache[id(enc)] = (enc, encode_texts(enc, list(city.texts or [])))
             txt = cache[id(enc)][1]
         ei = with_self_loops(city.edges, city.n_streets)
-        return seq, lengths, torch.as_tensor(txt, dtype=torch.float32), ei
+        dev = self.device
+        txt_t = torch.as_tensor(txt, dtype=torch.float32)
+        return seq.to(dev), lengths.to(dev), txt_t.to(dev), ei.to(dev)
 
     @staticmethod
     def training_labels(city: CityData) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -271,20 +285,23 @@ class MetaStreet:
         seq, lengths, txt, ei = inputs
         with torch.random.fork_rng():
             torch.manual_seed(seed)
-            net = _Net(seq.shape[-1], txt.shape[1], self.n_classes, self.cfg)
+            net = _Net(seq.shape[-1], txt.shape[1], self.n_classes, self.cfg).to(self.device)
             opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
             gen = torch.Generator().manual_seed(seed)
-            tr = torch.as_tensor(np.flatnonzero(y_tr >= 0))
-            ytr = torch.as_tensor(y_tr[y_tr >= 0])
+            dev = self.device
+            tr = torch.as_tensor(np.flatnonzero(y_tr >= 0), device=dev)
+            ytr = torch.as_tensor(y_tr[y_tr >= 0], device=dev)
             va = np.flatnonzero(y_va >= 0)
             contrast = w < 1.0
             if contrast:
                 anc, plab = pseudo_labels(edges, y_tr, self.n_classes)
-                anc_t, plab_t = torch.as_tensor(anc), torch.as_tensor(plab)
+                anc_t = torch.as_tensor(anc, device=dev)
+                plab_t = torch.as_tensor(plab, device=dev)
                 src, dst = ei
                 nb = src != dst
                 # mean of neighbours (no self) for every node: sparse row-normalised matrix
-                deg = torch.zeros(len(y_tr)).index_add(0, dst[nb], torch.ones(int(nb.sum())))
+                deg = torch.zeros(len(y_tr), device=dev)
+                deg = deg.index_add(0, dst[nb], torch.ones(int(nb.sum()), device=dev))
                 vals = 1.0 / deg.clamp(min=1)[dst[nb]]
                 mean_nb = torch.sparse_coo_tensor(
                     torch.stack([dst[nb], src[nb]]),
@@ -302,7 +319,7 @@ class MetaStreet:
                 logits, h1, _ = net(seq, lengths, txt, ei)
                 loss = nn.functional.cross_entropy(logits[tr], ytr)
                 if contrast and anc_t.numel():
-                    keys = torch.rand(diff.shape, generator=gen).masked_fill(~diff, -1.0)
+                    keys = torch.rand(diff.shape, generator=gen).to(dev).masked_fill(~diff, -1.0)
                     val, idx = keys.topk(m, dim=1)
                     negs = h1[tr[idx]]
                     pos = torch.sparse.mm(mean_nb, h1)[anc_t]
@@ -313,7 +330,7 @@ class MetaStreet:
                 opt.step()
                 net.eval()
                 with torch.no_grad():
-                    pred = net(seq, lengths, txt, ei)[0][va].argmax(1).numpy()
+                    pred = net(seq, lengths, txt, ei)[0][va].argmax(1).cpu().numpy()
                 f1 = float(f1_score(y_va[va], pred, average="weighted", zero_division=0))
                 hist.append(f1)
                 if f1 > best:
@@ -332,8 +349,8 @@ class MetaStreet:
         self._check_fitted()
         with torch.no_grad():
             out = self.net_(*self.city_inputs_)
-        self.modality_weights_ = out[2].numpy()
-        return out[0].double().numpy()
+        self.modality_weights_ = out[2].cpu().numpy()
+        return out[0].double().cpu().numpy()
 
     def predict(self) -> NDArray[np.int64]:
         """Predicted class of every street of the fitted city."""
@@ -348,4 +365,5 @@ class MetaStreet:
     def state_vector(self) -> NDArray[np.float32]:
         """All trained weights concatenated (for leakage tests)."""
         self._check_fitted()
-        return torch.cat([p.detach().ravel() for p in self.net_.state_dict().values()]).numpy()
+        state = self.net_.state_dict().values()
+        return torch.cat([p.detach().ravel() for p in state]).cpu().numpy()
