@@ -76,13 +76,23 @@ def test_captum_cross_check(fitted):
 
         tw = item[3]
         n = len(words)
+        base = torch.zeros_like(e)
+        base[0, torch.as_tensor(tw < 0)] = e[0, torch.as_tensor(tw < 0)]  # next word held fixed
+        cat = pl._baseline(e, ids, tw, words, [em.rd_.categories[i] for i in ctx], "category")
         for method, ours_kw, ref in (
             ("gxi", {}, captum.InputXGradient(f).attribute(e)),
             (
                 "ig",
                 {"steps": 20},
                 captum.IntegratedGradients(f).attribute(
-                    e, baselines=torch.zeros_like(e), n_steps=20, method="riemann_middle"
+                    e, baselines=base, n_steps=20, method="riemann_middle"
+                ),
+            ),
+            (
+                "ig",
+                {"steps": 20, "baseline": "category"},
+                captum.IntegratedGradients(f).attribute(
+                    e, baselines=cat, n_steps=20, method="riemann_middle"
                 ),
             ),
         ):
@@ -173,3 +183,27 @@ def test_gxi_equals_finite_difference_of_embedding_scaling(fitted):
         m[0, torch.as_tensor(item[3] == k)] = 1.0
         fd.append((neg_loss(e * (1 + h * m)) - neg_loss(e * (1 - h * m))) / (2 * h))
     np.testing.assert_allclose(ws.scores, np.array(fd)[::-1], atol=1e-6)
+
+
+def test_category_baseline(fitted):
+    """b_t = the category's mean embedding: same-category words get b = their embedding's class
+    mean; IG completeness holds against L(b); a bad baseline name is refused."""
+    em, rd = fitted
+    pl = Pipeline(em)
+    g = 90
+    gx = pl.attribute(g, "ba", "gxi", baseline="category")
+    ig = pl.attribute(g, "ba", "ig", baseline="category")
+    assert gx.extras["baseline"] == "category" and np.isfinite(gx.scores).all()
+    assert abs(ig.extras["completeness_gap"]) < 0.05 * max(1e-3, np.abs(ig.scores).sum())
+    ctx, _ = em.context_words(g)
+    words = [rd.words[i] for i in ctx]
+    cats = [rd.categories[i] for i in ctx]
+    item = em._encode(g, words, ctx, None)
+    ids, _ = em._pad([item])
+    e = em.lm.get_input_embeddings()(ids).detach()
+    b = pl._baseline(e, ids, item[3], words, cats, "category")
+    k = next(k for k, c in enumerate(cats) if c == "punct")  # one-word category: b = e
+    t = int(np.flatnonzero(item[3] == k)[0])
+    torch.testing.assert_close(b[0, t], e[0, t])
+    with pytest.raises(ValueError, match="baseline"):
+        pl.attribute(g, "ba", "gxi", baseline="mean")

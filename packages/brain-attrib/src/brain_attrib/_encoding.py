@@ -302,19 +302,33 @@ class Pipeline:
         return (l_ba if objective == "ba" else l_nwp).double().numpy()
 
     def attribute(
-        self, tr: int, objective: str = "ba", method: str = "gxi", *, steps: int = 20, seed: int = 0
+        self,
+        tr: int,
+        objective: str = "ba",
+        method: str = "gxi",
+        *,
+        steps: int = 20,
+        seed: int = 0,
+        baseline: str = "zero",
     ) -> WordScores:
         """Word scores of −L_objective on TR ``tr``'s context (positive = the word helps).
 
-        ``gxi``: a_t = Σ_k e_{t,k} ∂(−L)/∂e_{t,k}; ``ig``: e_t · mean over midpoints α_s =
-        (s + ½)/m of ∂(−L)/∂e_t at α_s·e (zero baseline; ``extras["completeness_gap"]``);
-        ``erasure``: −L(replaced) − (−L(original)) with word i replaced by a random word of the
-        same category. Sub-token scores are summed per word.
+        ``gxi``: a_t = Σ_k (e_{t,k} − b_{t,k}) ∂(−L)/∂e_{t,k}; ``ig``: (e_t − b_t) · mean over
+        midpoints α_s = (s + ½)/m of ∂(−L)/∂e_t at b + α_s·(e − b)
+        (``extras["completeness_gap"]``); ``erasure``: −L(replaced) − (−L(original)) with word i
+        replaced by a random word of the same category. Sub-token scores are summed per word.
+
+        ``baseline`` (gxi / ig): ``"zero"`` (the spec's b = 0) or ``"category"`` (b_t = the mean
+        input embedding, at the same sub-token index, of the words of the word's category: the
+        on-distribution reference that same-category erasure uses; needs categories). The
+        next word's sub-tokens (NWP teacher forcing) are held at their embedding on the IG path.
         """
         if objective not in ("ba", "nwp"):
             raise ValueError(f"objective must be 'ba' or 'nwp', got {objective!r}")
         if method not in ("gxi", "ig", "erasure"):
             raise ValueError(f"method must be 'gxi', 'ig' or 'erasure', got {method!r}")
+        if baseline not in ("zero", "category"):
+            raise ValueError(f"baseline must be 'zero' or 'category', got {baseline!r}")
         rd = self.em.rd_
         if not 0 <= int(tr) < len(rd.data):
             raise ValueError(f"tr must be in [0, {len(rd.data)}), got {tr!r}")
@@ -351,25 +365,26 @@ class Pipeline:
             ids, p = self.em._pad([item])
             self._ids = ids
             e = self.lm.get_input_embeddings()(ids).detach()
+            tw = item[3]
+            b = self._baseline(e, ids, tw, words, cats, baseline)
             if method == "gxi":
                 alphas = torch.ones(1, dtype=e.dtype)
             else:
                 alphas = (torch.arange(steps, dtype=e.dtype) + 0.5) / steps
-            x = (alphas[:, None, None] * e).requires_grad_(True)
+            x = (b + alphas[:, None, None] * (e - b)).requires_grad_(True)
             self._ids = ids.expand(len(alphas), -1)
             l_ba, l_nwp, _ = self._objectives(
                 tr, x, p.expand(len(alphas), -1, -1), [item[2]] * len(alphas)
             )
             loss = l_ba if objective == "ba" else l_nwp
             (grad,) = torch.autograd.grad(-loss.sum(), x)
-            tok = (e[0] * grad.mean(0)).sum(-1).double().numpy()
-            tw = item[3]
+            tok = ((e - b)[0] * grad.mean(0)).sum(-1).double().numpy()
             scores = np.array([tok[tw == k].sum() for k in range(len(words))])
+            extras["baseline"] = baseline
             if method == "ig":
                 with torch.no_grad():
-                    z = torch.zeros_like(e)
                     lb, ln, _ = self._objectives(
-                        tr, torch.cat([e, z]), p.expand(2, -1, -1), [item[2]] * 2
+                        tr, torch.cat([e, b]), p.expand(2, -1, -1), [item[2]] * 2
                     )
                     lo = (lb if objective == "ba" else ln).double().numpy()
                 extras["completeness_gap"] = float(tok.sum() - (-lo[0] + lo[1]))
@@ -385,8 +400,42 @@ class Pipeline:
             extras,
         )
 
+    def _baseline(
+        self,
+        e: torch.Tensor,
+        ids: torch.Tensor,
+        tw: np.ndarray,
+        words: list[str],
+        cats: list[str] | None,
+        baseline: str,
+    ) -> torch.Tensor:
+        """Baseline embeddings b (1 × T × H); NWP target sub-tokens (tw = −1) keep b = e."""
+        b = torch.zeros_like(e)
+        keep = torch.as_tensor(tw < 0)
+        b[0, keep] = e[0, keep]
+        if baseline == "zero":
+            return b
+        if cats is None:
+            raise ValueError("baseline='category' needs word categories")
+        table = self.lm.get_input_embeddings().weight.detach()
+        pool = _pool(self.em.rd_)
+        means: dict[tuple[str, int, int], torch.Tensor] = {}
+        for k, w in enumerate(words):
+            toks = np.flatnonzero(tw == k)
+            for q, t in enumerate(toks):
+                key = (cats[k], len(toks), q)
+                if key not in means:
+                    rows = [
+                        ids_w[q]
+                        for ids_w in (self.em._word_ids(v) for v in pool.get(cats[k], [w]))
+                        if len(ids_w) == len(toks)
+                    ] or [int(ids[0, t])]
+                    means[key] = table[torch.as_tensor(rows)].mean(0)
+                b[0, t] = means[key].to(e.dtype)
+        return b
 
-def _replacement(rd: RunData, cat: str, word: str, rng: np.random.Generator) -> str:
+
+def _pool(rd: RunData) -> dict[str, list[str]]:
     pool = rd.extras.get("_pool")
     if pool is None:
         pool = {}
@@ -394,5 +443,10 @@ def _replacement(rd: RunData, cat: str, word: str, rng: np.random.Generator) -> 
             pool.setdefault(c, set()).add(w)
         pool = {c: sorted(v) for c, v in pool.items()}
         rd.extras["_pool"] = pool
+    return pool
+
+
+def _replacement(rd: RunData, cat: str, word: str, rng: np.random.Generator) -> str:
+    pool = _pool(rd)
     cands = [w for w in pool.get(cat, [word]) if w != word] or [word]
     return str(cands[int(rng.integers(len(cands)))])

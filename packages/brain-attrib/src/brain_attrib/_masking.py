@@ -34,10 +34,14 @@ def masking_test(
     k: int | None = None,
     *,
     method: str = "gxi",
+    baseline: str = "zero",
     seed: int = 0,
     progress: bool = False,
 ) -> MaskingResult:
-    """``k`` defaults to ⌈0.05 L⌉; drop = 1 − r_masked / r_original (mean r over voxels)."""
+    """``k`` defaults to ⌈0.05 L⌉; drop = 1 − r_masked / r_original (mean r over voxels).
+
+    The top-k words are ranked by ``|score|`` of ``pipeline.attribute(tr, "ba", method,
+    baseline=baseline)`` (``baseline`` is ignored by ``method="erasure"``)."""
     em = pipeline.em
     rd = em.rd_
     if rd.categories is None:
@@ -56,7 +60,8 @@ def masking_test(
             raise ValueError(f"k={k} is larger than TR {g}'s context of {len(ctx)} words")
         words = [rd.words[i] for i in ctx]
         cats = [rd.categories[i] for i in ctx]
-        ws = pipeline.attribute(int(g), "ba", method, seed=seed)
+        kw = {} if method == "erasure" else {"baseline": baseline}
+        ws = pipeline.attribute(int(g), "ba", method, seed=seed, **kw)
         top_pos = top_k(ws.scores, k)
         top_idx = {len(words) - 1 - p for p in top_pos}
         rand_idx = set(rng.choice(len(words), size=k, replace=False).tolist())
