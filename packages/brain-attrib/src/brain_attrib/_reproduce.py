@@ -87,6 +87,10 @@ def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
             "GxI-IG rho",
             "mask drop top",
             "mask drop random",
+            "recovery GxI cat",
+            "recovery IG cat",
+            "GxI-IG rho cat",
+            "mask drop top cat",
         ],
     )
     curves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -104,8 +108,8 @@ def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
             and planted_words(rd, g)
         ]
         trs = rng.choice(cand, size=min(cfg.n_attr, len(cand)), replace=False)
-        rec = {"gxi": [], "ig": [], "erasure": []}
-        ious, com_ba, com_nwp, last5, rho, ba_nwp = [], [], [], [], [], []
+        rec = {"gxi": [], "ig": [], "erasure": [], "gxi_cat": [], "ig_cat": []}
+        ious, com_ba, com_nwp, last5, rho, ba_nwp, rho_cat = [], [], [], [], [], [], []
         mass_ba, mass_nwp = np.zeros(cfg.context), np.zeros(cfg.context)
         for n, g in enumerate(progress_bar(trs, enabled=progress, desc=f"attribute L{layer}")):
             ba = pl.attribute(int(g), "ba", "gxi")
@@ -114,6 +118,11 @@ def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
             pos = {int(np.flatnonzero(ba.word_index == i)[0]) for i in planted_words(rd, int(g))}
             rec["gxi"].append(iou(top_k(ba.scores, len(pos)), pos))
             rec["ig"].append(iou(top_k(ig.scores, len(pos)), pos))
+            bac = pl.attribute(int(g), "ba", "gxi", baseline="category")
+            igc = pl.attribute(int(g), "ba", "ig", baseline="category")
+            rec["gxi_cat"].append(iou(top_k(bac.scores, len(pos)), pos))
+            rec["ig_cat"].append(iou(top_k(igc.scores, len(pos)), pos))
+            rho_cat.append(spearmanr(bac.scores, igc.scores).statistic)
             if n < cfg.n_erasure:
                 er = pl.attribute(int(g), "ba", "erasure")
                 rec["erasure"].append(iou(top_k(er.scores, len(pos)), pos))
@@ -125,9 +134,9 @@ def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
             rho.append(spearmanr(ba.scores, ig.scores).statistic)
             mass_ba += importance(ba.scores)
             mass_nwp += importance(nwp.scores)
-        mt = masking_test(
-            pl, rng.choice(cand, size=min(cfg.n_mask, len(cand)), replace=False), progress=progress
-        )
+        mtrs = rng.choice(cand, size=min(cfg.n_mask, len(cand)), replace=False)
+        mt = masking_test(pl, mtrs, progress=progress)
+        mtc = masking_test(pl, mtrs, baseline="category", progress=progress)
         cur = np.mean(ious, axis=0)
         curves[layer] = (np.arange(1, 99) / 100, cur)
         mass[layer] = (mass_ba / len(trs), mass_nwp / len(trs))
@@ -163,6 +172,10 @@ def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
                 "GxI-IG rho": s["rho"],
                 "mask drop top": mt.drop_top,
                 "mask drop random": mt.drop_random,
+                "recovery GxI cat": Estimate.of(rec["gxi_cat"]),
+                "recovery IG cat": Estimate.of(rec["ig_cat"]),
+                "GxI-IG rho cat": float(np.median(rho_cat)),
+                "mask drop top cat": mtc.drop_top,
             },
         )
     res.tables.append(table)
