@@ -31,6 +31,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=800)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--positions", default="learned", choices=["learned", "rotary"])
     ap.add_argument("--labels", type=int, default=50)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--wd", type=float, default=0.1)
@@ -41,9 +43,10 @@ def main() -> None:
     ap.add_argument("--in-weights", action="store_true", help="also the same GPT in-weights")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    print(vars(args), flush=True)
     load0, t0, c0 = load_average(), time.time(), time.process_time()
-    m = GPT(args.labels, dim=args.dim, n_layers=args.layers,
-            max_len=sequence_length(args.d, args.l), seed=0)  # fmt: skip
+    arch = dict(dim=args.dim, n_layers=args.layers, n_heads=args.heads, positions=args.positions)
+    m = GPT(args.labels, **arch, max_len=sequence_length(args.d, args.l), seed=0)
     with threadpool_limits(limits=1):
         r = train_incontext(
             m, args.steps, d=args.d, l=args.l, batch_size=args.batch, lr=args.lr,
@@ -54,7 +57,7 @@ def main() -> None:
         print("incontext", {k: round(v, 3) for k, v in h.items()}, flush=True)
     if args.in_weights:  # the same model and steps on one path-star (seed 0), mixed recipe
         g = path_star(args.d, args.l, seed=0)
-        w = GPT(g.n_nodes, dim=args.dim, n_layers=args.layers, max_len=4 + 2 * args.l, seed=0)
+        w = GPT(g.n_nodes, **arch, max_len=4 + 2 * args.l, seed=0)
         with threadpool_limits(limits=1):
             rw = train(
                 w, g, "mixed", args.steps, lr=args.lr, weight_decay=args.wd,

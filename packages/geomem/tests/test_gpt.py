@@ -134,3 +134,20 @@ def test_unpadded_batches_give_the_padded_loss():
             m(i[:, :-1])[t[:, :-1]], i[:, 1:][t[:, :-1]], reduction="sum"
         )
     torch.testing.assert_close(parts, full, rtol=1e-5, atol=1e-5)
+
+
+def test_rotary_positions_option():
+    ids = torch.randint(0, 17, (2, 9))
+    m = GPT(10, dim=16, n_heads=2, positions="rotary")
+    assert m.pos is None and m(ids).shape == (2, 9, 17)
+    ids2 = ids.clone()
+    ids2[:, -1] = (ids2[:, -1] + 1) % m.vocab_size
+    torch.testing.assert_close(m(ids)[:, :-1], m(ids2)[:, :-1])  # still causal
+    # learned positions (the default) are unchanged by the option
+    a, b = (
+        GPT(10, dim=16, n_heads=2, seed=1),
+        GPT(10, dim=16, n_heads=2, positions="learned", seed=1),
+    )
+    torch.testing.assert_close(a(ids), b(ids))
+    with pytest.raises(ValueError, match="positions"):
+        GPT(10, dim=16, n_heads=2, positions="sinusoidal")

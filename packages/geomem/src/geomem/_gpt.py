@@ -16,15 +16,29 @@ from numpy.typing import NDArray
 from torch import nn
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_positive_int
+from icml26_shared.checks import check_choice, check_positive_int
 
 from ._tasks import SPECIALS
 
-__all__ = ["GPT"]
+__all__ = ["GPT", "POSITIONS"]
+
+
+POSITIONS = ("learned", "rotary")
+
+
+def _rotary(x: torch.Tensor) -> torch.Tensor:
+    """Rotary position embedding (Su et al. 2021) of ``(B, H, T, Dh)`` queries or keys."""
+    t, dh = x.shape[-2], x.shape[-1]
+    half = dh // 2
+    freq = 10_000.0 ** (-torch.arange(half, dtype=x.dtype, device=x.device) / half)
+    ang = torch.arange(t, dtype=x.dtype, device=x.device)[:, None] * freq[None]
+    cos, sin = ang.cos(), ang.sin()
+    a, b = x[..., :half], x[..., half : 2 * half]
+    return torch.cat([a * cos - b * sin, a * sin + b * cos, x[..., 2 * half :]], dim=-1)
 
 
 class _Block(nn.Module):
-    def __init__(self, d: int, heads: int, attention: bool) -> None:
+    def __init__(self, d: int, heads: int, attention: bool, rotary: bool = False) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(d)
         self.ln2 = nn.LayerNorm(d)
@@ -33,6 +47,7 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
         self.heads = heads
         self.attention = attention
+        self.rotary = rotary
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, d = x.shape
@@ -40,6 +55,8 @@ class _Block(nn.Module):
         if self.attention:
             q, k, v = self.qkv(h).split(d, dim=2)
             q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+            if self.rotary:
+                q, k = _rotary(q), _rotary(k)
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             y = y.transpose(1, 2).reshape(b, t, d)
         else:
@@ -61,6 +78,8 @@ class GPT(nn.Module):
         tied: tie output head to the input table.
         freeze_embeddings: keep the random token table fixed (the associative control).
         attention: ``False`` replaces attention by a causal running mean.
+        positions: ``"learned"`` (the spec's model: a learned table added to the input) or
+            ``"rotary"`` (rotary queries and keys, no position table; relative offsets).
         seed: initialisation seed.
 
     >>> m = GPT(10, dim=16, n_heads=2)
@@ -79,6 +98,7 @@ class GPT(nn.Module):
         tied: bool = True,
         freeze_embeddings: bool = False,
         attention: bool = True,
+        positions: str = "learned",
         seed: int = 0,
     ) -> None:
         super().__init__()
@@ -89,6 +109,7 @@ class GPT(nn.Module):
         if dim % n_heads:
             raise ValueError(f"n_heads must divide dim={dim}, got {n_heads}")
         self.max_len = check_positive_int(max_len, "max_len")
+        check_choice(positions, "positions", POSITIONS)
         self.dim = dim
         self.tied = bool(tied)
         self.freeze_embeddings = bool(freeze_embeddings)
@@ -101,13 +122,15 @@ class GPT(nn.Module):
             "tied": self.tied,
             "freeze_embeddings": self.freeze_embeddings,
             "attention": bool(attention),
+            "positions": positions,
             "seed": int(seed),
         }
         gen = torch.Generator().manual_seed(int(seed))
         self.vocab_size = self.n_nodes + len(SPECIALS)
         self.tok = nn.Embedding(self.vocab_size, dim)
-        self.pos = nn.Embedding(self.max_len, dim)
-        self.blocks = nn.ModuleList([_Block(dim, n_heads, attention) for _ in range(n_layers)])
+        rot = positions == "rotary"
+        self.pos = None if rot else nn.Embedding(self.max_len, dim)
+        self.blocks = nn.ModuleList([_Block(dim, n_heads, attention, rot) for _ in range(n_layers)])
         self.ln_f = nn.LayerNorm(dim)
         self.head = None if self.tied else nn.Linear(dim, self.vocab_size, bias=False)
         with torch.no_grad():
@@ -126,7 +149,9 @@ class GPT(nn.Module):
         t = ids.shape[1]
         if t > self.max_len:
             raise ValueError(f"ids must have at most max_len={self.max_len} positions, got {t}")
-        x = self.tok(ids) + self.pos.weight[:t][None]
+        x = self.tok(ids)
+        if self.pos is not None:
+            x = x + self.pos.weight[:t][None]
         for blk in self.blocks:
             x = blk(x)
         h = self.ln_f(x)
