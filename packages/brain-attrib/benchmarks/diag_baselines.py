@@ -10,10 +10,8 @@ torch.set_num_threads(2)
 from scipy.stats import spearmanr
 
 from brain_attrib import EncodingModel, Pipeline
-from brain_attrib._encoding import _replacement
-from brain_attrib._fmri import planted_words
-from brain_attrib._metrics import iou, top_k
-from brain_attrib.synthetic import fmri, tiny_lm
+from brain_attrib.metrics import iou, top_k
+from brain_attrib.synthetic import fmri, planted_words, tiny_lm
 
 t0 = time.time()
 lm, tok, info = tiny_lm()
@@ -33,6 +31,16 @@ pool = {}
 for w, c in zip(rd.words, rd.categories):
     pool.setdefault(c, set()).add(w)
 rng = np.random.default_rng(0)
+
+
+def _same_category(rd, cat, word, rng):
+    """A random other word of the run with category ``cat`` (the erasure replacement)."""
+    pool = sorted(
+        {w for w, c in zip(rd.words, rd.categories, strict=False) if c == cat and w != word}
+    )
+    return pool[int(rng.integers(len(pool)))] if pool else word
+
+
 layer = int(__import__("sys").argv[1]) if len(__import__("sys").argv) > 1 else 1
 em = EncodingModel(lm, tok, layer=layer, context=32).fit(rd, folds=4)
 pl = Pipeline(em, voxels=sig)
@@ -117,7 +125,7 @@ for g in trs:
                         g,
                         [
                             *words[:i],
-                            _replacement(rd, rd.categories[ctx[i]], words[i], r2),
+                            _same_category(rd, rd.categories[ctx[i]], words[i], r2),
                             *words[i + 1 :],
                         ],
                     )

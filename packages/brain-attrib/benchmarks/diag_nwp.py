@@ -9,8 +9,8 @@ import torch
 torch.set_num_threads(2)
 
 from brain_attrib import EncodingModel, Pipeline
-from brain_attrib._fmri import planted_words
-from brain_attrib._metrics import center_of_mass, top_k
+from brain_attrib.synthetic import planted_words
+from brain_attrib.metrics import center_of_mass, top_k
 from brain_attrib.synthetic import fmri, tiny_lm
 
 t0 = time.time()

@@ -4,10 +4,10 @@
 # oracle ceiling: a perfect TR-pooled linear model of noun identity (ridge on one-hot noun design, delays 1-4)
 import numpy as np
 
-from brain_attrib._fmri import planted_words
-from brain_attrib._grammar import NOUNS, TOPICS
-from brain_attrib._metrics import iou, top_k
-from brain_attrib._ridge import blocked_folds, fit_ridge, pearson_cols
+from brain_attrib.synthetic import planted_words
+from brain_attrib.synthetic import NOUNS, TOPICS
+from brain_attrib.metrics import iou, top_k
+from brain_attrib.ridge import blocked_folds, fit_ridge, pearson_cols
 from brain_attrib.synthetic import fmri
 
 rd = fmri(seed=0)

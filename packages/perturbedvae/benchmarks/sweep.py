@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 from perturbedvae import PerturbedVAE, background_r2, probe_accuracy
-from perturbedvae._reproduce import QUICK, _score_doubles, _singles
 from perturbedvae.data import semisynthetic_pbmc, simulate_screen
+from perturbedvae.staged import QUICK, held_out_singles, score_doubles
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
     else:
         split = semisynthetic_pbmc(args.cells or QUICK.semi_cells, QUICK.semi_controls, seed=s)
         dims = (QUICK.semi_d_bg, QUICK.semi_d_pert)
-    tr, test, sing = split.train, split.test, _singles(split)
+    tr, test, sing = split.train, split.test, held_out_singles(split)
     for d0 in args.delta_init:
         for alpha in args.alpha:
             t0 = time.process_time()
@@ -50,7 +50,7 @@ def main() -> None:
                              omega_init=args.omega_init, delta_init=d0)  # fmt: skip
             m.fit(tr, epochs=args.epochs, lr=args.lr, seed=s)
             fit_s = time.process_time() - t0
-            met = _score_doubles({"m": m}, split, QUICK, s)["metrics"]["m"]
+            met = score_doubles({"m": m}, split, QUICK, s)["metrics"]["m"]
             out = {"data": args.data, "delta_init": d0, "omega_init": args.omega_init,
                    "alpha": alpha, "lr": args.lr, "epochs": args.epochs, "seed": s,
                    "fit_cpu_s": round(fit_s, 1), "loss_last": round(m.history[-1], 2)}  # fmt: skip

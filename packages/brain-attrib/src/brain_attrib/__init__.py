@@ -9,6 +9,7 @@ import importlib.metadata
 
 from . import data as data
 from . import metrics as metrics
+from . import ridge as ridge
 from . import synthetic as synthetic
 from ._encoding import EncodingModel as EncodingModel
 from ._encoding import Pipeline as Pipeline
@@ -35,5 +36,6 @@ __all__ = [
     "load_naturalistic",
     "masking_test",
     "metrics",
+    "ridge",
     "synthetic",
 ]

@@ -3,9 +3,21 @@
 from ._fmri import fmri as fmri
 from ._fmri import hrf as hrf
 from ._fmri import planted_words as planted_words
+from ._grammar import NOUNS as NOUNS
+from ._grammar import TOPICS as TOPICS
 from ._grammar import Corpus as Corpus
 from ._grammar import WordTokenizer as WordTokenizer
 from ._grammar import grammar_corpus as grammar_corpus
 from ._lm import tiny_lm as tiny_lm
 
-__all__ = ["Corpus", "WordTokenizer", "fmri", "grammar_corpus", "hrf", "planted_words", "tiny_lm"]
+__all__ = [
+    "NOUNS",
+    "TOPICS",
+    "Corpus",
+    "WordTokenizer",
+    "fmri",
+    "grammar_corpus",
+    "hrf",
+    "planted_words",
+    "tiny_lm",
+]

@@ -7,6 +7,10 @@ each job must stay short, the same run can be made of parts that each write a JS
     python -m perturbedvae.staged part --part syn --seed 0 [--quick] [--out reports/perturbedvae]
     python -m perturbedvae.staged part --part semi --seed 0 ...      # and seeds 1, 2
     python -m perturbedvae.staged summary [--quick] [--out reports/perturbedvae]
+
+The run's sizes (:data:`QUICK`, :data:`FULL`, :class:`Config`) and its scoring of held-out
+doubles (:func:`score_doubles`) and single perturbations (:func:`held_out_singles`) are public
+here for diagnostics that reuse them.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from pathlib import Path
 
 import torch
 
-from ._reproduce import FULL, PARTS, QUICK, assemble, run_part
+from ._reproduce import FULL, PARTS, QUICK, Config, assemble, run_part
+from ._reproduce import _score_doubles as score_doubles
+from ._reproduce import _singles as held_out_singles
 
-__all__ = ["main"]
+__all__ = ["FULL", "QUICK", "Config", "held_out_singles", "main", "score_doubles"]
 
 
 def _record_path(out: Path, part: str, seed: int, quick: bool) -> Path:
