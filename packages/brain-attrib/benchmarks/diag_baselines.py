@@ -33,12 +33,10 @@ for w, c in zip(rd.words, rd.categories):
 rng = np.random.default_rng(0)
 
 
-def _same_category(rd, cat, word, rng):
-    """A random other word of the run with category ``cat`` (the erasure replacement)."""
-    pool = sorted(
-        {w for w, c in zip(rd.words, rd.categories, strict=False) if c == cat and w != word}
-    )
-    return pool[int(rng.integers(len(pool)))] if pool else word
+def _same_category(cat, word, rng):
+    """A random other word of the run's category ``cat`` (the pipeline's erasure replacement)."""
+    cands = sorted(pool[cat] - {word}) or [word]
+    return cands[int(rng.integers(len(cands)))]
 
 
 layer = int(__import__("sys").argv[1]) if len(__import__("sys").argv) > 1 else 1
@@ -125,7 +123,7 @@ for g in trs:
                         g,
                         [
                             *words[:i],
-                            _same_category(rd, rd.categories[ctx[i]], words[i], r2),
+                            _same_category(rd.categories[ctx[i]], words[i], r2),
                             *words[i + 1 :],
                         ],
                     )

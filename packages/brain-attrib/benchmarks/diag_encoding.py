@@ -8,9 +8,8 @@ import torch
 
 torch.set_num_threads(2)
 from brain_attrib import EncodingModel
-from brain_attrib.synthetic import NOUNS, TOPICS
 from brain_attrib.ridge import blocked_folds, fit_ridge, pearson_cols
-from brain_attrib.synthetic import fmri, tiny_lm
+from brain_attrib.synthetic import NOUNS, TOPICS, fmri, tiny_lm
 
 t0 = time.time()
 lm, tok, info = tiny_lm()

@@ -9,9 +9,8 @@ import torch
 torch.set_num_threads(2)
 
 from brain_attrib import EncodingModel, Pipeline
-from brain_attrib.synthetic import planted_words
 from brain_attrib.metrics import center_of_mass, top_k
-from brain_attrib.synthetic import fmri, tiny_lm
+from brain_attrib.synthetic import fmri, planted_words, tiny_lm
 
 t0 = time.time()
 lm, tok, info = tiny_lm()

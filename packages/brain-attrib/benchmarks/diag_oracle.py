@@ -4,11 +4,9 @@
 # oracle ceiling: a perfect TR-pooled linear model of noun identity (ridge on one-hot noun design, delays 1-4)
 import numpy as np
 
-from brain_attrib.synthetic import planted_words
-from brain_attrib.synthetic import NOUNS, TOPICS
 from brain_attrib.metrics import iou, top_k
 from brain_attrib.ridge import blocked_folds, fit_ridge, pearson_cols
-from brain_attrib.synthetic import fmri
+from brain_attrib.synthetic import NOUNS, TOPICS, fmri, planted_words
 
 rd = fmri(seed=0)
 sig = rd.extras["signal_voxels"]

@@ -11,9 +11,8 @@ torch.set_num_threads(2)
 from scipy.stats import spearmanr
 
 from brain_attrib import EncodingModel, Pipeline, masking_test
-from brain_attrib.synthetic import planted_words
 from brain_attrib.metrics import iou, top_k
-from brain_attrib.synthetic import fmri, tiny_lm
+from brain_attrib.synthetic import fmri, planted_words, tiny_lm
 
 t0 = time.time()
 lm, tok, info = tiny_lm()
