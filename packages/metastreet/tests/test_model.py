@@ -82,3 +82,14 @@ def test_restarts_select_on_validation(city):
     assert three.val_f1_ >= one.val_f1_  # restart 0 is the single fit, so never worse on val
     with pytest.raises(ValueError, match="restarts"):
         MetaStreet(4, restarts=0)
+
+
+def test_contrast_on_layer_or_elu(city):
+    a = MetaStreet(4, w=0.5, contrast_on="elu", **SMALL).fit(city, seed=0).state_vector()
+    b = MetaStreet(4, w=0.5, contrast_on="layer", **SMALL).fit(city, seed=0).state_vector()
+    assert a.shape == b.shape and not np.array_equal(a, b)  # the contrast sees other vectors
+    c = MetaStreet(4, w=1.0, contrast_on="elu", **SMALL).fit(city, seed=0).state_vector()
+    d = MetaStreet(4, w=1.0, contrast_on="layer", **SMALL).fit(city, seed=0).state_vector()
+    assert np.array_equal(c, d)  # no contrast: the setting changes nothing
+    with pytest.raises(ValueError, match="contrast_on"):
+        MetaStreet(4, contrast_on="logits")
