@@ -251,3 +251,43 @@ def test_bad_input_is_refused_naming_the_argument(bridge):
         Bridge.train(np.zeros((4, 10, 16, 16), np.float32), TrainConfig(steps=1))
     with pytest.raises(ValueError, match="steps must be >= 1"):
         Bridge.train(np.zeros((4, 16, 16, 16), np.float32), TrainConfig(steps=0))
+
+
+def test_conditioned_unet_takes_the_prior_channels():
+    net = UNet3D(cond=True)
+    x = torch.zeros(2, 1, 16, 16, 16)
+    m = torch.ones_like(x)
+    t = torch.full((2,), 0.3)
+    a = net(x, m, t)
+    b = net(x, m, t, torch.zeros_like(x), torch.zeros_like(x))
+    torch.testing.assert_close(a, b)  # omitted prior channels are zeros (a removal)
+    assert net.inc.in_channels == 4 and UNet3D().inc.in_channels == 2
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss (2026-12-04, code version 3): edit-region correlation with the template "
+    "measured 0.73 on two runs, bar 0.8; README 'What does not work yet'",
+)
+def test_trained_bridge_insert_puts_the_object_inside_the_mask():
+    """Item 6's premise: after insert, the edit region correlates with the inserted template
+    (>= 0.8), its mean is the template's within 100 HU, and outside is bit-identical."""
+    b = Bridge.pretrained()
+    lib = nodule_library(2, seed=3)
+    struct = ndimage.generate_binary_structure(3, 3)
+    for case in range(2):
+        ph = make_phantom(32, n_nodules=1, seed=30_000 + case)
+        depth = ndimage.distance_transform_edt(ph.lung_mask)
+        blocked = ndimage.binary_dilation(ph.objects() | ph.vessel_mask, iterations=4)
+        c = tuple(int(v) for v in np.argwhere((depth > 4) & ~blocked)[0])
+        tm = lib[case]
+        placed = tm.placed_mask(c, ph.shape)
+        edit = ndimage.binary_dilation(placed, struct)
+        out = b.insert(ph.image, tm, c, tau=0.3, seed=case)
+        assert np.array_equal(out[~edit], ph.image[~edit])
+        vs, ps = tm.paste_slices(c, ph.shape)
+        tmpl = np.zeros(ph.shape, np.float32)
+        tmpl[vs] = tm.image[ps]
+        assert np.corrcoef(out[edit], tmpl[edit])[0, 1] >= 0.8
+        assert abs(out[placed].mean() - tm.image[tm.mask].mean()) * 700 < 100
