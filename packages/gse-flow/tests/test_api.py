@@ -38,6 +38,7 @@ EXPECTED = [
     "mocap_positions",
     "mse_loss",
     "nbody_windows",
+    "noise_pass_through",
     "parse_amc",
     "parse_asf",
     "predict",

@@ -75,3 +75,6 @@ def test_bad_parametrization_and_floor():
         g.GSEFlow(parametrization="eps", key=jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="tau_floor must be in"):
         g.GSEFlow(tau_floor=1.5, key=jax.random.PRNGKey(0))
+    for bad in (0.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="data_scale must be in"):
+            g.GSEFlow(data_scale=bad, key=jax.random.PRNGKey(0))

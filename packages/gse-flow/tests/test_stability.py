@@ -2,11 +2,13 @@
 
 0.3.0's quick reproduce crashed: on test window 49 of ``nbody_windows(64, seed=300)`` the
 trained flow's Euler samples grew to 4.5e25 and then NaN, because the readout ``r`` was
-unbounded and fed back through ``x_τ``. With the readout norm squashed to ``c σ`` per
-node-frame, ``v = a(τ)(x − μ) + b(τ) r`` with ``|a| ≤ 1`` and ``b ≤ √2``, so every Euler or
-Heun step of size ``h ≤ 1`` obeys ``|d'| ≤ e^h (|d| + 2√2 c σ h)`` for ``d = x − μ``, and
-``|x_1 − μ| ≤ e (|x_0 − μ| + 2√2 c σ)`` per node-frame. The test makes the readout huge (its
-weights × 1e4) and checks that bound on that window; without the squash it is violated.
+unbounded and fed back through ``x_τ``. With the readout term ``t = b(τ) r`` of
+``v = a(τ)(x − μ) + t`` squashed to norm ``c σ`` per node-frame, and ``a ≤ 1``,
+``h·a ≥ −2`` on uniform grids (so ``|1 + h a| ≤ e^h``), every Euler step obeys
+``|d'| ≤ e^h |d| + h c σ`` for ``d = x − μ``, and ``|x_1 − μ| ≤ e (|x_0 − μ| + c σ)``
+per node-frame. The test makes the readout huge (its weights × 1e4) and checks the looser
+bound ``e (|x_0 − μ| + 2√2 c σ)`` (which also covers Heun) on that window, for ρ = 1 and
+ρ = 0.25; without the squash it is violated.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 
 import gse_flow as g
+from gse_flow._model import precondition
 
 
 def _diverged_window(n_history: int, n_future: int) -> g.Windows:
@@ -30,10 +33,25 @@ def _huge(model: g.GSEFlow):
     return jax.tree_util.tree_map(lambda x: x * 1e4, model.readout)
 
 
-@pytest.mark.parametrize("bound", [6.0, None])
-def test_sampler_bounded_with_huge_readout(tiny_kwargs, bound):
+@pytest.mark.parametrize("rho", [1.0, 0.25, 0.05])
+def test_preconditioning_keeps_euler_steps_bounded(rho):
+    """``a(τ) ≤ 1`` on [0, 1] and ``h·a(τ_i) ≥ −2`` at every grid point of 1..200 steps (the
+    premises of the bound above); with ``r = 0`` the exact flow maps ``x0 − μ`` to ρ(x0 − μ)."""
+    tau = np.linspace(0.0, 1.0, 10001)
+    a, b = (np.asarray(v) for v in precondition(jnp.asarray(tau), rho))
+    assert np.all(a <= 1.0 + 1e-6) and np.all(b <= np.sqrt(2.0) + 1e-6)
+    for n in range(1, 201):
+        t = np.arange(n + 1) / n  # Heun also evaluates τ = 1
+        an = np.asarray(precondition(jnp.asarray(t), rho)[0])
+        assert np.all(an / n >= -2.0), (n, (an / n).min())
+    gain = np.exp(np.trapezoid(a, tau))
+    assert gain == pytest.approx(rho, rel=1e-3)
+
+
+@pytest.mark.parametrize(("bound", "rho"), [(6.0, 1.0), (6.0, 0.25), (None, 1.0)])
+def test_sampler_bounded_with_huge_readout(tiny_kwargs, bound, rho):
     kw = dict(tiny_kwargs, irreps_hidden="8x0e+4x1o", sh_lmax=1, prior="cv")
-    model = g.GSEFlow(key=jax.random.PRNGKey(0), readout_bound=bound, **kw)
+    model = g.GSEFlow(key=jax.random.PRNGKey(0), readout_bound=bound, data_scale=rho, **kw)
     model = eqx.tree_at(lambda m: m.readout, model, _huge(model))
     w = _diverged_window(kw["n_history"], kw["n_future"])
     key = jax.random.PRNGKey(3)

@@ -32,6 +32,7 @@ from ._flow import enhance as enhance
 from ._flow import flow_matching_loss as flow_matching_loss
 from ._flow import integrate as integrate
 from ._flow import mse_loss as mse_loss
+from ._flow import noise_pass_through as noise_pass_through
 from ._flow import prior_scale as prior_scale
 from ._flow import sample as sample
 from ._flow import sample_from_noise as sample_from_noise
@@ -81,6 +82,7 @@ __all__ = [
     "mocap_positions",
     "mse_loss",
     "nbody_windows",
+    "noise_pass_through",
     "parse_amc",
     "parse_asf",
     "predict",

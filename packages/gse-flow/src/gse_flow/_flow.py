@@ -47,6 +47,7 @@ __all__ = [
     "flow_matching_loss",
     "integrate",
     "mse_loss",
+    "noise_pass_through",
     "prior_scale",
     "sample",
     "sample_from_noise",
@@ -85,10 +86,10 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     """Flow-matching loss of ``model`` on a batch of windows (τ ~ U(0, 1), ε centred).
 
     With ``parametrization="velocity"`` it is ``mean ‖v_θ(x_τ, τ) − (x1 − x0)‖²``. With
-    ``"x1"`` (preconditioned, ``v_θ = a(τ)(x_τ − μ) + r/√D``) it is the velocity loss weighted
-    by ``D/σ²``, ``D = τ² + (1 − τ)²``, which equals ``mean ‖r − r*‖²/σ²`` with the readout's
-    target ``r* = ((1 − τ)(x1 − μ) − τ(x0 − μ))/√D`` of unit variance at every τ (the EDM
-    weighting; D ∈ [½, 1], so it is the plain CFM loss up to a factor ≤ 2). With one σ per
+    ``"x1"`` (preconditioned, ``v_θ = a(τ)(x_τ − μ) + b(τ) r``, ``b = ρ/√D``) it is the
+    velocity loss weighted by ``1/(b²σ²)``, which equals ``mean ‖r − r*‖²/σ²`` with the
+    readout's target of unit variance at every τ when the residual has scale ρσ (the EDM
+    weighting; for ρ = 1, ``b² ∈ [1, 2]``). With one σ per
     future frame the divisor is their mean square ``mean_f σ_f²``: the loss stays in data
     units, weighting every frame as ADE does. With
     ``"x1-plain"`` (0.2.0) it is the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the velocity
@@ -130,7 +131,7 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
         pred = jax.vmap(one, in_axes=axes)(xt, tau, hist, attr, pm)
         if plain:
             return jnp.mean(jnp.sum((pred - x1) ** 2, axis=-1))
-        _, b = precondition(t)
+        _, b = precondition(t, model.data_scale)
         err = jnp.sum((pred - (x1 - x0)) ** 2, axis=-1) / (b[..., 0] ** 2 * jnp.mean(sig**2))
         return jnp.mean(err)
 
@@ -282,6 +283,7 @@ def sample(
         if prior_mean is not None:
             prior_mean = np.asarray(prior_mean)[None]
     B, H, N, _ = hist.shape
+    batch_size = min(batch_size, B)  # never pad a small batch up to batch_size
     if H != model.n_history:
         raise ValueError(f"history must have {model.n_history} frames (H), got {H}")
     dummy = np.zeros((B, model.n_future, N, 3))
@@ -307,6 +309,45 @@ def sample(
         out.append(np.asarray(res)[: min(batch_size, B - start)])
     samples = np.concatenate(out, axis=0)
     return samples[0] if single else samples
+
+
+def noise_pass_through(
+    model: GSEFlow,
+    windows: Windows,
+    key: jax.Array,
+    *,
+    n_steps: int = 10,
+    solver: str = "euler",
+    prior_mean: Any = None,
+) -> float:
+    """Fraction of the prior noise the sampler carries into its samples (issue 14 diagnostic):
+    ``‖x̂(ε₁) − x̂(ε₂)‖ / ‖σ(ε₁ − ε₂)‖`` over ``windows`` for two centred noise draws.
+
+    0 for a sampler that ignores the noise (a deterministic map), 1 when the noise goes
+    through unchanged (the ``"x1"`` field with ``r = 0`` and ρ = 1 in the limit of many
+    steps); on deterministic dynamics the trained sampler should keep it small.
+    """
+    check_key(key)
+    w = windows
+    graph = w.graph
+    F, N = model.n_future, w.history.shape[2]
+    eps = centered_noise(key, (2, w.n_windows, F, N, 3))
+    pm = None if prior_mean is None else jnp.asarray(prior_mean)
+
+    @eqx.filter_jit
+    def run(model, e, pm):
+        def one(h, a, x, m):
+            return sample_from_noise(
+                model, h, x, node_attr=a, graph=graph, n_steps=n_steps, solver=solver, prior_mean=m
+            )
+
+        return jax.vmap(one, in_axes=(0, 0, 0, None if pm is None else 0))(
+            jnp.asarray(w.history), jnp.asarray(w.node_attr), e, pm
+        )
+
+    num = jnp.linalg.norm(run(model, eps[0], pm) - run(model, eps[1], pm))
+    den = jnp.linalg.norm(model.noise_scale(eps.dtype) * (eps[0] - eps[1]))
+    return float(num / den)
 
 
 def prior_scale(

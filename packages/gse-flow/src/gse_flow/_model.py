@@ -28,24 +28,29 @@ predicts the flow-matching velocity ``v_θ(x_τ, τ | history)`` of shape ``(F, 
    ``parametrization="x1"`` (default, since 0.3.0) the endpoint is predicted with an EDM-style
    skip connection (Karras et al. 2022, written for the straight path):
 
-   .. math:: x̂_1 = μ + c_{skip}(τ)(x_τ − μ) + \\frac{1 − τ}{\\sqrt{D}}\\, r,\\qquad
-             c_{skip} = \\frac{τ}{D},\\quad D = τ^2 + (1 − τ)^2,
+   .. math:: x̂_1 = μ + c_{skip}(τ)(x_τ − μ) + \\frac{ρ(1 − τ)}{\\sqrt{D}}\\, r,\\qquad
+             c_{skip} = \\frac{ρ^2 τ}{D},\\quad D = ρ^2τ^2 + (1 − τ)^2,
 
-   i.e. ``E[x1 | x_τ]`` when the residual ``x1 − μ`` is Gaussian with the prior's scale σ,
-   plus a learned correction; the velocity ``(x̂₁ − x_τ)/(1 − τ)`` then has the closed form
+   i.e. ``E[x1 | x_τ]`` when the residual ``x1 − μ`` is Gaussian with scale ρσ (ρ =
+   ``data_scale``, default 1), plus a learned correction; the velocity
+   ``(x̂₁ − x_τ)/(1 − τ)`` then has the closed form
 
-   .. math:: v_θ(x_τ, τ) = \\frac{2τ − 1}{D}(x_τ − μ) + \\frac{r}{\\sqrt{D}},
+   .. math:: v_θ(x_τ, τ) = \\frac{τ(1 + ρ^2) − 1}{D}(x_τ − μ) + \\frac{ρ}{\\sqrt{D}}\\, r,
 
    finite on all of ``[0, 1]`` (no clipping at τ → 1) and the exact marginal field of that
-   Gaussian case when ``r = 0``. ``parametrization="x1-plain"`` is 0.2.0's version,
+   Gaussian case when ``r = 0``. With ``r = 0`` it maps ``x_0 − μ`` to ``ρ(x_0 − μ)``: ρ = 1
+   (0.3.0) passes all the prior noise through, and the network must learn to cancel it; on
+   deterministic dynamics (N-body) a ρ < 1 makes the default field contract the noise.
+   ``parametrization="x1-plain"`` is 0.2.0's version,
    ``x̂₁ = μ + r`` and ``v = (x̂₁ − x_τ)/max(1 − τ, δ)`` (δ = ``tau_floor``): its Bayes-optimal
    readout gives ``v ≈ 0`` at τ = 1 instead of ``E[x1 − x0 | x1]``, so Heun is only first
    order and error stops falling, then rises, past 20 steps (``tests/test_ode_steps.py``).
    ``parametrization="velocity"`` reads out ``v_θ = r`` directly (0.1.0). For ``"x1"`` the
-   readout's norm per node-frame is squashed, ``out ← out·c·tanh(|out|/c)/|out|``
-   (``readout_bound`` c, default 6, in units of σ): since ``|a(τ)| ≤ 1`` and ``1/√D ≤ √2``
-   every Euler/Heun step then satisfies ``|d'| ≤ e^h(|d| + 2√2 c σ h)`` for ``d = x − μ``,
-   so samples stay within ``e(|x_0 − μ| + 2√2 c σ)`` of the prior mean (0.3.0 diverged to
+   readout term's norm per node-frame is squashed, ``t ← t·cσ·tanh(|t|/cσ)/|t|`` for
+   ``t = b(τ) r`` (``readout_bound`` c, default 6, in units of σ): since ``a(τ) ≤ 1`` and
+   ``h·a(τ) ≥ −2`` on every uniform grid (``tests/test_stability.py``), every Euler step
+   satisfies ``|d'| ≤ e^h |d| + h c σ`` for ``d = x − μ``, so samples stay within
+   ``e(|x_0 − μ| + c σ)`` of the prior mean (0.3.0 diverged to
    NaN on some windows through the unbounded readout). σ may be one value per future frame
    (then ``r = σ_f·out`` and the anchor offset is divided by σ_f). The future
    node-frames also receive the anchor offset ``(x_τ − μ)/σ`` (a translation-invariant
@@ -129,11 +134,16 @@ def _check_sigma(sigma: Any, n_future: int) -> float | tuple[float, ...]:
     return tuple(float(v) for v in arr)
 
 
-def precondition(tau: jax.Array) -> tuple[jax.Array, jax.Array]:
+def precondition(tau: jax.Array, rho: float = 1.0) -> tuple[jax.Array, jax.Array]:
     """``(a, b)`` of the ``"x1"`` velocity ``v = a(τ)(x_τ − μ) + b(τ) r``:
-    ``a = (2τ − 1)/D``, ``b = 1/√D``, ``D = τ² + (1 − τ)²`` (finite on ``[0, 1]``)."""
-    dd = tau**2 + (1.0 - tau) ** 2
-    return (2.0 * tau - 1.0) / dd, 1.0 / jnp.sqrt(dd)
+    ``a = (τ(1 + ρ²) − 1)/D``, ``b = ρ/√D``, ``D = ρ²τ² + (1 − τ)²`` (finite on ``[0, 1]``;
+    ρ = ``data_scale``, the assumed scale of the residual ``x1 − μ`` in units of σ; ρ = 1 gives
+    ``a = (2τ − 1)/D``, ``b = 1/√D``). With ``r = 0`` the field maps ``x0 − μ`` to
+    ``ρ (x0 − μ)``: it passes the fraction ρ of the prior noise through."""
+    dd = (rho * tau) ** 2 + (1.0 - tau) ** 2
+    # a ≤ 1 holds exactly (equality at τ = 1); the minimum removes float32 rounding above it,
+    # which the sampler's stability bound assumes away.
+    return jnp.minimum((tau * (1.0 + rho**2) - 1.0) / dd, 1.0), rho / jnp.sqrt(dd)
 
 
 class HistoryCache(NamedTuple):
@@ -364,9 +374,17 @@ class GSEFlow(eqx.Module):
             velocity; default), ``"x1-plain"`` (0.2.0: ``v = (μ + r − x_τ)/max(1 − τ, δ)``) or
             ``"velocity"`` (``v = r``).
         tau_floor: δ, the floor on ``1 − τ`` in the ``"x1-plain"`` parametrisation.
-        readout_bound: ``c``, bound on the readout's norm per node-frame in units of σ
-            (``"x1"``): ``out ← out · c tanh(|out|/c)/|out|``, equivariant and ≈ ``out`` for
-            ``|out| ≪ c``; it keeps the sampler's ODE bounded (``None``: no bound).
+        readout_bound: ``c``, bound on the norm of the readout term ``b(τ) r`` of the
+            ``"x1"`` velocity per node-frame in units of σ: ``t ← t · cσ tanh(|t|/cσ)/|t|``,
+            equivariant and ≈ ``t`` for ``|t| ≪ cσ``; it keeps the sampler's ODE bounded
+            (``None``: no bound).
+        data_scale: ρ in ``[0.05, 1]``, the scale of the residual ``x1 − μ`` the ``"x1"`` skip
+            connection assumes, in units of σ (``c_skip = ρ²τ/D``, ``D = ρ²τ² + (1 − τ)²``).
+            ρ = 1 (0.3.0) treats the residual as prior-sized noise: with ``r = 0`` the sampler
+            passes all of the prior noise through, and the fraction it passes grows with the
+            Euler steps (0, 0.5, 0.77, 0.88, 0.94 at 1, 2, 5, 10, 20 steps). ρ < 1 expects a
+            residual that the history mostly determines (deterministic dynamics): the field
+            contracts the noise to ρ by default.
         readout_init: scale of the readout's initial weights (``0``: the network starts at
             the Gaussian field ``r = 0``, i.e. the prior mean plus calibrated noise).
         history_window: temporal edges of the history encoder (``None``: all frame pairs).
@@ -395,6 +413,7 @@ class GSEFlow(eqx.Module):
     parametrization: str = eqx.field(static=True)
     tau_floor: float = eqx.field(static=True)
     readout_bound: float | None = eqx.field(static=True)
+    data_scale: float = eqx.field(static=True)
     history_window: int | None = eqx.field(static=True)
     future_window: int = eqx.field(static=True)
     d_key: int = eqx.field(static=True)
@@ -421,9 +440,14 @@ class GSEFlow(eqx.Module):
         tau_floor: float = 0.05,
         readout_bound: float | None = 6.0,
         readout_init: float = 1.0,
+        data_scale: float = 1.0,
         key: jax.Array,
     ):
         check_key(key)
+        data_scale = float(data_scale)
+        if not (np.isfinite(data_scale) and 0.05 <= data_scale <= 1.0):
+            raise ValueError(f"data_scale must be in [0.05, 1], got {data_scale}")
+        self.data_scale = data_scale
         self.parametrization = check_choice(parametrization, "parametrization", PARAMETRIZATIONS)
         tau_floor = check_positive(tau_floor, "tau_floor")
         if tau_floor >= 1.0:
@@ -674,11 +698,16 @@ class GSEFlow(eqx.Module):
             ctx = jnp.einsum("fhnd,fhndc->fnc", alpha, msg.array)
             h = layer.update(h, intra, e3nn.IrrepsArray(msg.irreps, ctx))
         out = self.readout(h).array
-        if self.readout_bound is not None and self.parametrization == "x1":
-            c = self.readout_bound
-            n = jnp.sqrt(jnp.sum(out * out, axis=-1, keepdims=True) + 1e-12)
-            out = out * (c * jnp.tanh(n / c) / n)
         return sig * out, x
+
+    def _squash(self, term: jax.Array) -> jax.Array:
+        """Bound the norm of ``term`` (data units) per node-frame to ``c σ``:
+        ``t ← t · cσ tanh(|t|/cσ)/|t|`` (equivariant, ≈ ``t`` for ``|t| ≪ cσ``)."""
+        if self.readout_bound is None:
+            return term
+        cs = self.readout_bound * self.noise_scale(term.dtype)
+        n = jnp.sqrt(jnp.sum(term * term, axis=-1, keepdims=True) + 1e-12 * cs**2)
+        return term * (cs * jnp.tanh(n / cs) / n)
 
     def _anchor(self, cache: HistoryCache, prior_mean: jax.Array | None) -> jax.Array:
         """Centred prior mean μ ``(F, N, 3)``: the model's prior or ``prior_mean``."""
@@ -716,8 +745,8 @@ class GSEFlow(eqx.Module):
         out, x = self._readout(cache, x_tau, tau, prior_mean)
         if self.parametrization == "velocity":
             return out
-        a, b = precondition(jnp.asarray(tau, x.dtype))
-        return a * (x - self._anchor(cache, prior_mean)) + b * out
+        a, b = precondition(jnp.asarray(tau, x.dtype), self.data_scale)
+        return a * (x - self._anchor(cache, prior_mean)) + self._squash(b * out)
 
     def __call__(
         self,
