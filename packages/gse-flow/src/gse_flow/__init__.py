@@ -38,6 +38,8 @@ from ._flow import sample as sample
 from ._flow import sample_from_noise as sample_from_noise
 from ._layers import Graph as Graph
 from ._layers import make_graph as make_graph
+from ._lj13 import lj13_trajectory as lj13_trajectory
+from ._lj13 import lj13_windows as lj13_windows
 from ._loaders import load_md17 as load_md17
 from ._loaders import load_mocap as load_mocap
 from ._loaders import mocap_positions as mocap_positions
@@ -75,6 +77,8 @@ __all__ = [
     "flow_matching_loss",
     "fully_connected_edges",
     "integrate",
+    "lj13_trajectory",
+    "lj13_windows",
     "load_md17",
     "load_mocap",
     "make_graph",
