@@ -31,6 +31,8 @@ EXPECTED = [
     "flow_matching_loss",
     "fully_connected_edges",
     "integrate",
+    "lj13_trajectory",
+    "lj13_windows",
     "load_md17",
     "load_mocap",
     "make_graph",
