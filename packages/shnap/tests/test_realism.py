@@ -118,3 +118,39 @@ def test_item3_bridge_fills_pass_the_realism_and_nodule_bars():
             d["real"], d["filled"], d["real_masks"], d["filled_masks"], nodule_free=d["nodule_free"]
         )
         assert check(rep), f"{editor.name}: {rep}"
+
+
+class _TwinEditor:
+    """The perfect removal: the object-free twin's voxels under the mask (removal_study draws
+    phantom ``s = seed·100003 + k``; the twin is ``make_phantom(size, 0, seed=s)``)."""
+
+    name = "twin"
+
+    def __init__(self, seed: int, n: int = 60):
+        from shnap._world import make_phantom
+
+        self.bare = {}
+        for k in range(n):
+            s = seed * 100003 + k
+            self.bare[make_phantom(32, n_nodules=3, seed=s).image.tobytes()] = make_phantom(
+                32, n_nodules=0, seed=s
+            ).image
+
+    def remove_batch(self, xs, masks, seeds):
+        return np.stack([np.where(m, self.bare[x.tobytes()], x) for x, m in zip(xs, masks)])
+
+
+class _Identity:
+    name = "identity"
+
+    def remove_batch(self, xs, masks, seeds):
+        return np.array(xs, copy=True)
+
+
+def test_nodule_check_passes_the_true_background_and_fails_no_edit():
+    """The check reads each region's lung parenchyma: the true background (the perfect
+    removal) is nodule-free although dilated masks of juxtapleural nodules reach the chest
+    wall (reading the whole region flagged 89% of true backgrounds), and an editor that
+    changes nothing leaves every nodule in place."""
+    assert removal_study(_TwinEditor(seed=3), 20, seed=3)["nodule_free"] == 1.0
+    assert removal_study(_Identity(), 20, seed=3)["nodule_free"] == 0.0
