@@ -35,19 +35,46 @@ def _best(fn, repeats: int) -> float:
     return min(times)
 
 
-def _bench(name: str, w: g.Windows, cutoff: float, batch: int, repeats: int) -> dict:
-    kw = dict(
-        n_history=10,
-        n_future=20,
-        node_attr_dim=1,
+def _flow(w: g.Windows, cutoff: float) -> g.GSEFlow:
+    """The benchmarked flow, sized to the windows ``w``."""
+    return g.GSEFlow(
+        key=jax.random.PRNGKey(0),
+        n_history=w.history.shape[1],
+        n_future=w.future.shape[1],
+        node_attr_dim=w.node_attr.shape[-1],
         irreps_hidden="16x0e+8x1o",
         sh_lmax=1,
         n_layers=2,
         cutoff=cutoff,
         sigma=g.prior_scale(w),
-        length_scale=0.05,  # the same rule as the EGNN below
+        length_scale=0.05,  # the same rule as the EGNN of _bench
     )
-    flow = g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
+
+
+def _sampling_times(
+    flow: g.GSEFlow, w: g.Windows, key: jax.Array, batch: int, repeats: int
+) -> tuple[float, float]:
+    """Best-of-``repeats`` seconds to sample K = 5 futures (10 Euler steps) of the windows
+    ``w``, with and without the history cache."""
+
+    def samp(cache: bool):
+        return lambda: g.sample(
+            flow,
+            w.history,
+            key,
+            node_attr=w.node_attr,
+            edges=w.edges,
+            k=5,
+            n_steps=10,
+            use_cache=cache,
+            batch_size=batch,
+        )
+
+    return _best(samp(True), repeats), _best(samp(False), repeats)
+
+
+def _bench(name: str, w: g.Windows, cutoff: float, batch: int, repeats: int) -> dict:
+    flow = _flow(w, cutoff)
     egnn = g.EGNN(hidden=32, n_layers=4, length_scale=0.05, key=jax.random.PRNGKey(0))
     opt = optax.adam(1e-3)
     graph = w.graph
@@ -68,23 +95,7 @@ def _bench(name: str, w: g.Windows, cutoff: float, batch: int, repeats: int) -> 
             jax.block_until_ready(out[2])
 
         res[f"{label}_train_windows_per_s"] = batch / _best(step, repeats)
-    hist = sub.history
-
-    def samp(cache: bool):
-        return lambda: g.sample(
-            flow,
-            hist,
-            key,
-            node_attr=sub.node_attr,
-            edges=sub.edges,
-            k=5,
-            n_steps=10,
-            use_cache=cache,
-            batch_size=batch,
-        )
-
-    t_cache = _best(samp(True), repeats)
-    t_nocache = _best(samp(False), repeats)
+    t_cache, t_nocache = _sampling_times(flow, sub, key, batch, repeats)
     res["gse_flow_samples_per_s"] = 5 * batch / t_cache
     res["gse_flow_samples_per_s_no_cache"] = 5 * batch / t_nocache
     res["history_cache_speedup"] = t_nocache / t_cache
@@ -100,35 +111,8 @@ def _bench_cache(n_history: int, n_future: int, batch: int, repeats: int) -> dic
     of ``n_history + n_future`` frames: the cache skips the history encoder, whose all-pairs
     temporal edges cost ``O(H²)`` per node and layer, at every step after the first."""
     w = g.nbody_windows(batch, n_history=n_history, n_future=n_future, seed=0)
-    flow = g.GSEFlow(
-        key=jax.random.PRNGKey(0),
-        n_history=n_history,
-        n_future=n_future,
-        node_attr_dim=1,
-        irreps_hidden="16x0e+8x1o",
-        sh_lmax=1,
-        n_layers=2,
-        cutoff=8.0,
-        sigma=g.prior_scale(w),
-        length_scale=0.05,
-    )
-    key = jax.random.PRNGKey(1)
-
-    def samp(cache: bool):
-        return lambda: g.sample(
-            flow,
-            w.history,
-            key,
-            node_attr=w.node_attr,
-            edges=w.edges,
-            k=5,
-            n_steps=10,
-            use_cache=cache,
-            batch_size=batch,
-        )
-
-    t_cache = _best(samp(True), repeats)
-    t_nocache = _best(samp(False), repeats)
+    flow = _flow(w, 8.0)
+    t_cache, t_nocache = _sampling_times(flow, w, jax.random.PRNGKey(1), batch, repeats)
     # the parts on their own: ``use_cache=False`` re-calls encode_history inside the jitted
     # ODE loop with loop-invariant inputs, which XLA may hoist out of the loop; the implied
     # speed-up is that of a sampler that really re-encodes at each of the 10 steps

@@ -14,11 +14,11 @@ def test_start_structure_relaxes_to_the_known_lj13_minimum():
     """The r_min icosahedron relaxes to the LJ13 global minimum, −44.326801 ε
     (Wales & Doye 1997, Cambridge Cluster Database)."""
     from ase.calculators.lj import LennardJones
-    from ase.cluster import Icosahedron
     from ase.optimize import BFGS
 
-    atoms = Icosahedron("Ar", noshells=2, latticeconstant=2 ** (1 / 6) * np.sqrt(2))
-    atoms.set_pbc(False)
+    from gse_flow._lj13 import _start_cluster
+
+    atoms = _start_cluster()  # the structure lj13_trajectory starts from
     atoms.calc = LennardJones(sigma=1.0, epsilon=1.0, rc=100.0)  # shift 4e-12 per pair
     BFGS(atoms, logfile=None).run(fmax=1e-6)
     assert atoms.get_potential_energy() == pytest.approx(-44.326801, abs=1e-4)

@@ -19,18 +19,20 @@ from ._data import Windows, fully_connected_edges, make_windows
 N_ATOMS = 13
 
 
-def _import_ase():
+def _start_cluster():
+    """The ``r_min = 2^{1/6}σ`` icosahedron (an fcc lattice constant of ``r_min·√2``), in
+    vacuum, unit masses, LJ calculator ``sigma = epsilon = 1, rc = 3, smooth``."""
     try:
-        import ase  # noqa: F401
         from ase.calculators.lj import LennardJones
         from ase.cluster import Icosahedron
-        from ase.md import velocitydistribution as vd
-        from ase.md.langevin import Langevin
     except ImportError as err:  # pragma: no cover - the extra is installed in the dev env
         raise ImportError("lj13_windows needs ase: pip install 'gse-flow[ase]'") from err
-    # thermalize_momenta replaces MaxwellBoltzmannDistribution in recent ase (same arguments)
-    thermalize = getattr(vd, "thermalize_momenta", None) or vd.MaxwellBoltzmannDistribution
-    return LennardJones, Icosahedron, Langevin, thermalize
+    atoms = Icosahedron("Ar", noshells=2, latticeconstant=2 ** (1 / 6) * np.sqrt(2))
+    atoms.set_masses(np.ones(N_ATOMS))
+    atoms.center(vacuum=10.0)
+    atoms.set_pbc(False)
+    atoms.calc = LennardJones(sigma=1.0, epsilon=1.0, rc=3.0, smooth=True)
+    return atoms
 
 
 def lj13_trajectory(
@@ -47,10 +49,14 @@ def lj13_trajectory(
     ``LennardJones(sigma=1, epsilon=1, rc=3, smooth=True)``), a frame every
     ``steps_per_frame`` steps of ``dt`` after ``burn_in`` steps; the centre of mass is fixed
     (``FixCom``) and removed. About 2.4 ms per step on one CPU core (ase's Python LJ)."""
-    LennardJones, Icosahedron, Langevin, thermalize = _import_ase()
+    atoms = _start_cluster()  # raises the install hint first when ase is missing
     from ase import units
     from ase.constraints import FixCom
+    from ase.md import velocitydistribution as vd
+    from ase.md.langevin import Langevin
 
+    # thermalize_momenta replaces MaxwellBoltzmannDistribution in recent ase (same arguments)
+    thermalize = getattr(vd, "thermalize_momenta", None) or vd.MaxwellBoltzmannDistribution
     T = check_positive_int(n_frames, "n_frames")
     kT = check_positive(temperature, "temperature")
     dt = check_positive(dt, "dt")
@@ -58,12 +64,7 @@ def lj13_trajectory(
     gamma = check_positive(friction, "friction")
     burn = check_positive_int(burn_in, "burn_in", minimum=0)
     rng = np.random.default_rng(seed)
-    atoms = Icosahedron("Ar", noshells=2, latticeconstant=2 ** (1 / 6) * np.sqrt(2))
-    atoms.set_masses(np.ones(N_ATOMS))
-    atoms.center(vacuum=10.0)
-    atoms.set_pbc(False)
     atoms.positions += 0.01 * rng.standard_normal((N_ATOMS, 3))
-    atoms.calc = LennardJones(sigma=1.0, epsilon=1.0, rc=3.0, smooth=True)
     thermalize(atoms, temperature_K=kT / units.kB, rng=rng)
     atoms.set_constraint(FixCom())  # ase's advice over Langevin(fixcm=True) for small systems
     dyn = Langevin(

@@ -276,7 +276,8 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool, stages: _Stages) -> 
         res: dict = {}
         cv = constant_velocity(te.history, te.future.shape[1])
         res["cv"] = evaluate(cv[:, None], te.future)
-        res["egnn"] = evaluate(predict(egnn, te)[:, None], te.future)
+        eg_te = predict(egnn, te)  # also the enhanced flow's prior mean below
+        res["egnn"] = evaluate(eg_te[:, None], te.future)
         res["det"] = evaluate(predict(det, te)[:, None], te.future)
         t0 = time.perf_counter()
         s = sample(flow, te.history, k[5], node_attr=te.node_attr, edges=te.edges, k=5)
@@ -284,7 +285,6 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool, stages: _Stages) -> 
         res["flow"] = evaluate(s, te.future)
         res["flow"]["energy"] = energy_score(s, te.future)
         res["flow"]["spread_skill"] = spread_skill(s, te.future)
-        eg_te = predict(egnn, te)
         s_e = sample(
             flow_e,
             te.history,
