@@ -184,3 +184,18 @@ def test_jax_errors_outside_and_inside_jit():
         jax.jit(lambda q: qp_solve(jnp.eye(2), q, G, h))(jnp.zeros(2)).block_until_ready()
     with pytest.raises(jax.errors.JaxRuntimeError, match="q must be finite"):
         jax.jit(lambda q: qp_solve(jnp.eye(2), q))(jnp.array([jnp.nan, 0.0])).block_until_ready()
+
+
+@pytest.mark.parametrize("pattern", ["same", "different"])
+def test_sparse_asymmetric_q_is_refused(pattern):
+    """Both paths of the sparse symmetry check: the same pattern as Qᵀ (values compared in
+    place) and a different one (Q − Qᵀ formed)."""
+    import scipy.sparse as sp
+
+    Q = np.array([[2.0, 1.0, 0.0], [0.5 if pattern == "same" else 0.0, 2.0, 0.0], [0, 0, 2.0]])
+    with pytest.raises(ValueError, match="Q must be symmetric"):
+        dxpp.solve_qp(sp.csc_matrix(Q), np.zeros(3))
+    sym = sp.csc_matrix(0.5 * (Q + Q.T))
+    assert np.allclose(
+        dxpp.solve_qp(sym, np.ones(3)).x, np.linalg.solve(sym.toarray(), -np.ones(3))
+    )

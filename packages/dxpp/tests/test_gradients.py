@@ -239,3 +239,30 @@ def test_sparse_symbolic_factorisation_is_reused(rel):
         assert rel(2 * x, y) <= 1e-10
     exact = dxpp.qp_vjp(*qp, sol, g, mode="exact")
     assert rel(a.q, exact.q) <= 1e-6
+
+
+def test_upper_triangle_of_unsorted_csc():
+    """``_upper_csc`` (no sort) equals ``scipy.sparse.triu`` with sorted indices, on a
+    symmetric matrix whose CSC indices are out of order (as a sparse product leaves them)."""
+    import scipy.sparse as sp
+
+    from dxpp._backward import _upper_csc
+
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 30, density=0.1, format="csr", random_state=rng)
+    H = (sp.eye(30, format="csc") + X.T @ X).tocsc()
+    # scramble the entries within each column
+    data, idx = H.data.copy(), H.indices.copy()
+    for j in range(30):
+        a, b = H.indptr[j], H.indptr[j + 1]
+        p = a + rng.permutation(b - a)
+        data[a:b], idx[a:b] = H.data[p], H.indices[p]
+    Hs = sp.csc_matrix((data, idx, H.indptr), shape=H.shape)
+    assert not Hs.has_sorted_indices
+    U = _upper_csc(Hs)
+    ref = sp.triu(H, format="csc")
+    ref.sort_indices()
+    assert U.has_sorted_indices
+    np.testing.assert_array_equal(U.indptr, ref.indptr)
+    np.testing.assert_array_equal(U.indices, ref.indices)
+    np.testing.assert_array_equal(U.data, ref.data)
