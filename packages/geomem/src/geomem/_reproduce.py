@@ -64,7 +64,8 @@ class Config:
 
 QUICK = Config(d=20, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=2000, gpt_seeds=(0,))
 FULL = Config(
-    d=50, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=4000, gpt_seeds=(0,), extra_graphs=True
+    d=50, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=4000, gpt_seeds=(0, 1, 2),
+    extra_graphs=True,
 )
 
 COLUMNS = [
@@ -226,20 +227,27 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
     _row(table, "GPT, frozen random embeddings", frozen_runs, frozen_s / len(cfg.gpt_seeds))
     result.tables.append(table)
 
-    # items 2, 3
-    tag = "" if d == 20 else f" (at d={d}; item 2 is measured on d=20 below)"
-    result.checks["2 Node2Vec: edge recovery = 1.0 on every seed" + tag] = all(
-        r["edge_recovery"] == 1.0 for r in n2v
-    )
-    result.checks["2 Node2Vec: navigation >= 0.95" + tag] = all(
-        r["navigation"] >= 0.95 for r in n2v
-    )
-    result.checks["2 Node2Vec: spectral share >= 0.90" + tag] = all(
-        r["spectral_share"] >= 0.9 for r in n2v
-    )
-    result.checks["2 Node2Vec: alignment >= 0.90" + tag] = all(
-        r["spectral_alignment"] >= 0.9 for r in n2v
-    )
+    # items 2, 3 (item 2 is specified at d = 20: at other d its figures are a note, not a check)
+    if d == 20:
+        result.checks["2 Node2Vec: edge recovery = 1.0 on every seed"] = all(
+            r["edge_recovery"] == 1.0 for r in n2v
+        )
+        result.checks["2 Node2Vec: navigation >= 0.95"] = all(
+            r["navigation"] >= 0.95 for r in n2v
+        )
+        result.checks["2 Node2Vec: spectral share >= 0.90"] = all(
+            r["spectral_share"] >= 0.9 for r in n2v
+        )
+        result.checks["2 Node2Vec: alignment >= 0.90"] = all(
+            r["spectral_alignment"] >= 0.9 for r in n2v
+        )
+    else:
+        result.notes.append(
+            f"Node2Vec at d={d} ({cfg.n2v_steps} steps; item 2's bars are for d=20, measured "
+            f"below): edge recovery {_mean(n2v, 'edge_recovery'):.3f}, navigation "
+            f"{_mean(n2v, 'navigation'):.3f}, spectral share {_mean(n2v, 'spectral_share'):.3f}, "
+            f"alignment {_mean(n2v, 'spectral_alignment'):.3f} (mean over seeds {list(cfg.seeds)})"
+        )
     result.checks["3 associative control: edge recovery >= 0.99"] = all(
         r["edge_recovery"] >= 0.99 for r in assoc
     )
