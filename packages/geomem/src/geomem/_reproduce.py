@@ -64,7 +64,12 @@ class Config:
 
 QUICK = Config(d=20, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=2000, gpt_seeds=(0,))
 FULL = Config(
-    d=50, l=5, seeds=(0, 1, 2), n2v_steps=30_000, gpt_steps=4000, gpt_seeds=(0, 1, 2),
+    d=50,
+    l=5,
+    seeds=(0, 1, 2),
+    n2v_steps=30_000,
+    gpt_steps=4000,
+    gpt_seeds=(0, 1, 2),
     extra_graphs=True,
 )
 
@@ -232,9 +237,7 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
         result.checks["2 Node2Vec: edge recovery = 1.0 on every seed"] = all(
             r["edge_recovery"] == 1.0 for r in n2v
         )
-        result.checks["2 Node2Vec: navigation >= 0.95"] = all(
-            r["navigation"] >= 0.95 for r in n2v
-        )
+        result.checks["2 Node2Vec: navigation >= 0.95"] = all(r["navigation"] >= 0.95 for r in n2v)
         result.checks["2 Node2Vec: spectral share >= 0.90"] = all(
             r["spectral_share"] >= 0.9 for r in n2v
         )
