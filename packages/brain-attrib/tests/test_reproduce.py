@@ -1,0 +1,25 @@
+"""``reproduce`` end to end on a tiny configuration: every acceptance check is computed from
+the run (nothing hard-coded), the table, figure and result file are written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import brain_attrib._reproduce as rep
+
+
+@pytest.mark.slow
+def test_reproduce_tiny(tmp_path, monkeypatch, small_lm):
+    pytest.importorskip("matplotlib")
+    lm, tok, info, _ = small_lm
+    monkeypatch.setattr(rep, "tiny_lm", lambda progress=False: (lm, tok, info))
+    monkeypatch.setattr(rep, "QUICK", rep.Config(layers=(1,), n_attr=3, n_erasure=1, n_mask=3))
+    res = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
+    items = {k.split("_")[0] for k in res.checks}
+    assert items == {"1", "2", "4", "5", "6"}  # 3 and 7 are tests (pipeline = ridge, metrics)
+    assert res.checks["1_lm_ce_le_0.7_unigram"] == (info["heldout_ce"] / info["unigram_ce"] <= 0.7)
+    assert len(res.tables) == 1 and len(res.figures) == 1 and res.figures[0].exists()
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["checks"] == {k: bool(v) for k, v in res.checks.items()}
