@@ -1,0 +1,122 @@
+"""Item 7 diagnostic: can the package's GPT learn in-context retrieval at all at this budget?
+
+Run: ``.venv/bin/python packages/geomem/benchmarks/retrieval_probe.py --task recall``
+(or ``--task nocomma``; ``--positions rotary``, ``--steps``, ``--lr``, ``--batch``).
+
+* ``recall``: associative recall. ``k`` key-value pairs of distinct node tokens, shuffled, as
+  ``a b ,`` triples, then ``q`` queries ``a_j b_j``; the loss falls on each ``b_j``, predicted
+  at the position of its key. This is the in-context edge lookup without the graph.
+* ``nocomma``: the in-context path-star of :mod:`geomem.incontext` (d = 5, l = 5) with the
+  commas inside the path removed (``= root n1 n2 n3 t <eos>``), so the next node is looked
+  up by the current token (a plain induction step). **Not the spec's format**: a diagnostic.
+
+Same GPT, AdamW parameter groups (weight decay 0.01) and cosine schedule (100 warm-up steps)
+as :func:`geomem.incontext.train_incontext`; one torch thread. Prints accuracy on 200 held-out
+sequences every 250 steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from geomem._graphs import path_star
+from geomem._tasks import SPECIALS
+from geomem._train import _param_groups, _Schedule
+from geomem.models import GPT
+
+N_LABELS = 50
+SP = {s: N_LABELS + i for i, s in enumerate(SPECIALS)}
+
+
+def recall_batch(n: int, k: int, q: int, rng: np.random.Generator) -> torch.Tensor:
+    rows = []
+    for _ in range(n):
+        toks = rng.choice(N_LABELS, size=2 * k, replace=False)
+        ids: list[int] = []
+        for a, b in zip(toks[:k], toks[k:], strict=True):
+            ids += [int(a), int(b), SP[","]]
+        ids[-1] = SP["="]
+        for j in rng.choice(k, size=q, replace=False):
+            ids += [int(toks[j]), int(toks[k + j])]
+        rows.append(ids)
+    return torch.tensor(rows)
+
+
+def nocomma_batch(n: int, rng: np.random.Generator, d: int = 5, l: int = 5) -> torch.Tensor:
+    rows = []
+    for _ in range(n):
+        g = path_star(d, l, seed=int(rng.integers(2**31)))
+        lab = rng.choice(N_LABELS, size=g.n_nodes, replace=False)
+        pairs = [
+            (g.root if j == 0 else int(arm[j - 1]), int(arm[j]))
+            for arm in g.arms
+            for j in range(len(arm))
+        ]
+        ids = [SP["[EDGE]"]]
+        for i, p in enumerate(rng.permutation(len(pairs))):
+            u, v = pairs[p]
+            ids += ([SP[","]] if i else []) + [int(lab[u]), int(lab[v])]
+        leaf = int(g.leaves[rng.integers(len(g.leaves))])
+        ids += [SP["[PATH]"], int(lab[leaf]), SP["<pause>"], SP["="]]
+        ids += [int(lab[x]) for x in g.path_to(leaf)] + [SP["<eos>"]]
+        rows.append(ids)
+    return torch.tensor(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--task", choices=("recall", "nocomma"), default="recall")
+    ap.add_argument("--positions", choices=("learned", "rotary"), default="learned")
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--pairs", type=int, default=10, help="recall: key-value pairs")
+    ap.add_argument("--queries", type=int, default=5, help="recall: queries per sequence")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    print(vars(a), flush=True)
+
+    def make(n: int, rng: np.random.Generator) -> torch.Tensor:
+        if a.task == "recall":
+            return recall_batch(n, a.pairs, a.queries, rng)
+        return nocomma_batch(n, rng)
+
+    ev = make(200, np.random.default_rng(99))
+    t = ev.shape[1]
+    if a.task == "recall":  # positions of the query keys; each predicts its value
+        src = torch.arange(3 * a.pairs, t - 1, 2)
+        names = {"recall": slice(None)}
+    else:  # positions of "=", root, n1, n2, n3: each predicts the next path node
+        eq = t - 7
+        src = torch.arange(eq, eq + 5)
+        names = {"root": slice(0, 1), "n1": slice(1, 2), "n2": slice(2, 3), "later": slice(2, 5)}
+    m = GPT(N_LABELS, dim=128, n_layers=2, n_heads=4, positions=a.positions, max_len=t, seed=0)
+    sched = _Schedule(a.lr, "cosine", 100, a.steps)
+    opt = torch.optim.AdamW(_param_groups(m, 0.01), lr=sched(0))
+    rng = np.random.default_rng(0)
+    t0 = time.time()
+    for s in range(a.steps + 1):
+        if s % 250 == 0:
+            with torch.no_grad():
+                ok = (m(ev[:, :-1]).argmax(-1)[:, src] == ev[:, src + 1]).double()
+            acc = {k: round(float(ok[:, v].mean()), 3) for k, v in names.items()}
+            print(s, acc, f"{time.time() - t0:.0f} s", flush=True)
+        if s == a.steps:
+            break
+        ids = make(a.batch, rng)
+        logits = m(ids[:, :-1])[:, src]
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, src + 1].reshape(-1))
+        for group in opt.param_groups:
+            group["lr"] = sched(s)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    main()
