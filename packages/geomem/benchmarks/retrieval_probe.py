@@ -10,24 +10,25 @@ Run: ``.venv/bin/python packages/geomem/benchmarks/retrieval_probe.py --task rec
   commas inside the path removed (``= root n1 n2 n3 t <eos>``), so the next node is looked
   up by the current token (a plain induction step). **Not the spec's format**: a diagnostic.
 
-Same GPT, AdamW parameter groups (weight decay 0.01) and cosine schedule (100 warm-up steps)
-as :func:`geomem.incontext.train_incontext`; one torch thread. Prints accuracy on 200 held-out
-sequences every 250 steps.
+Same GPT, AdamW parameter groups (weight decay 0.01 on matrices and the token table, none on
+biases and LayerNorm gains) and schedule (100 linear warm-up steps, cosine to ``lr / 10``) as
+:func:`geomem.incontext.train_incontext`, restated here because benchmarks use public names
+only; one torch thread. Prints accuracy on 200 held-out sequences every 250 steps.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import numpy as np
 import torch
 from torch.nn import functional as F
 
-from geomem._graphs import path_star
-from geomem._tasks import SPECIALS
-from geomem._train import _param_groups, _Schedule
+from geomem.graphs import path_star
 from geomem.models import GPT
+from geomem.tasks import SPECIALS
 
 N_LABELS = 50
 SP = {s: N_LABELS + i for i, s in enumerate(SPECIALS)}
@@ -68,6 +69,13 @@ def nocomma_batch(n: int, rng: np.random.Generator, d: int = 5, l: int = 5) -> t
     return torch.tensor(rows)
 
 
+def lr_at(s: int, lr: float, steps: int, warmup: int = 100) -> float:
+    if s < warmup:
+        return lr * (s + 1) / warmup
+    frac = (s - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * frac)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--task", choices=("recall", "nocomma"), default="recall")
@@ -96,8 +104,12 @@ def main() -> None:
         src = torch.arange(eq, eq + 5)
         names = {"root": slice(0, 1), "n1": slice(1, 2), "n2": slice(2, 3), "later": slice(2, 5)}
     m = GPT(N_LABELS, dim=128, n_layers=2, n_heads=4, positions=a.positions, max_len=t, seed=0)
-    sched = _Schedule(a.lr, "cosine", 100, a.steps)
-    opt = torch.optim.AdamW(_param_groups(m, 0.01), lr=sched(0))
+    params = [p for p in m.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.01},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(groups, lr=lr_at(0, a.lr, a.steps))
     rng = np.random.default_rng(0)
     t0 = time.time()
     for s in range(a.steps + 1):
@@ -112,7 +124,7 @@ def main() -> None:
         logits = m(ids[:, :-1])[:, src]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, src + 1].reshape(-1))
         for group in opt.param_groups:
-            group["lr"] = sched(s)
+            group["lr"] = lr_at(s, a.lr, a.steps)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
