@@ -109,7 +109,8 @@ def _penalty_lower(Q: Tensor, X: Tensor) -> Tensor:
     symmetric rank-k update ``syrk`` that torch lacks, as ``b(b + 1)/2`` GEMM blocks
     ``X_iᵀ X_{:i}`` of the row blocks ``i``, which reads 9/16 of the flops of
     ``baddbmm(Q, Xᵀ, X)``. Measured at n = 800, k = 600 on 2 cores (median of 21): 8.4 ms for
-    the full GEMM, 5.8 ms with 4 blocks, 5.0 ms with 8, 5.9 ms with 12. Only ``torch.linalg.cholesky_ex`` reads it (the lower half)."""
+    the full GEMM, 5.8 ms with 4 blocks, 5.0 ms with 8, 5.9 ms with 12. Only
+    ``torch.linalg.cholesky_ex`` reads it (the lower half)."""
     n = Q.shape[-1]
     H = Q.clone()
     edges = [round(i * n / _BLOCKS) for i in range(_BLOCKS + 1)]
