@@ -139,47 +139,52 @@ def _one_thread(on: bool) -> Iterator[None]:
 
 
 def _cholesky(H: Tensor) -> tuple[Tensor, Tensor]:
-    """``torch.linalg.cholesky_ex`` of the lower triangle, on one thread for CPU matrices
-    with ``n ≤ SERIAL_CHOLESKY_MAX``. MKL's threaded ``potrf`` synchronises its threads at
-    every panel; when another process holds a core, each of those barriers waits for a
-    descheduled thread. Measured at n = 800 on 2 cores (median of 9): 4.0 ms on 2 threads vs
-    6.6 ms on 1 on an idle machine, but 12.5 ms (worst 28 ms) vs 6.4 ms (worst 10.6 ms)
-    beside one busy process; the GEMM that forms ``H`` keeps torch's threads (it slows only
-    to its one-thread speed under load)."""
+    """``torch.linalg.cholesky_ex`` of the lower triangle **in place** (``H`` becomes ``L``),
+    on one thread for CPU matrices with ``n ≤ SERIAL_CHOLESKY_MAX``.
+
+    In place: one fresh ``(B, n, n)`` buffer fewer per backward, whose first-touch page
+    faults cost about 1 ms at n = 800. One thread: MKL's threaded ``potrf`` synchronises its
+    threads at every panel; when another process holds a core, each of those barriers waits
+    for a descheduled thread. Measured at n = 800 on 2 cores (median of 9): 4.0 ms on 2
+    threads vs 6.6 ms on 1 on an idle machine, but 12.5 ms (worst 28 ms) vs 6.4 ms (worst
+    10.6 ms) beside one busy process; the GEMM that forms ``H`` keeps torch's threads (it
+    slows only to its one-thread speed under load)."""
     serial = H.device.type == "cpu" and H.shape[-1] <= SERIAL_CHOLESKY_MAX
+    info = torch.empty(H.shape[:-2], dtype=torch.int32, device=H.device)
     with _one_thread(serial):
-        return torch.linalg.cholesky_ex(H)
+        return torch.linalg.cholesky_ex(H, out=(H, info))
 
 
-def _factor(H: Tensor, ridge: Tensor) -> tuple[Solve, str]:
-    """Batched Cholesky of the lower triangle of ``H`` (+ a ridge, then ×10³, on the problems
-    where it fails); LU of the symmetric ``H`` for the whole batch if a problem still fails
-    (``Q`` indefinite on the null space)."""
-    L, info = _cholesky(H)
+def _factor(make_H: Callable[[], Tensor], ridge: Tensor) -> tuple[Solve, str]:
+    """Batched Cholesky of the lower triangle of ``H = make_H()`` (+ a ridge, then ×10³, on
+    the problems where it fails); LU of the symmetric ``H`` for the whole batch if a problem
+    still fails (``Q`` indefinite on the null space). The factor overwrites ``H``, so the
+    rare failure paths rebuild it."""
+    L, info = _cholesky(make_H())
     kind = "cholesky"
     bad = info != 0
     if bool(bad.any()):
+        H = make_H()
         eye = torch.eye(H.shape[-1], dtype=H.dtype, device=H.device)
         for mult in (1.0, 1e3):
             idx = bad.nonzero().squeeze(-1)
             Lb, ib = _cholesky(H[idx] + (mult * ridge[idx])[:, None, None] * eye)
-            L = L.clone()
             L[idx] = Lb
             bad = bad.clone()
             bad[idx] = ib != 0
             kind = "cholesky+ridge"
             if not bool(bad.any()):
                 break
-    if bool(bad.any()):
-        warnings.warn(
-            "the penalty matrix Q + CᵀWC is not positive definite (is Q positive "
-            "semi-definite? check_psd=False skips that check); using an LU solve",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        H = H.tril() + H.tril(-1).mT
-        LU, piv = torch.linalg.lu_factor(H)
-        return (lambda r: torch.linalg.lu_solve(LU, piv, r.unsqueeze(-1)).squeeze(-1)), "lu"
+        if bool(bad.any()):
+            warnings.warn(
+                "the penalty matrix Q + CᵀWC is not positive definite (is Q positive "
+                "semi-definite? check_psd=False skips that check); using an LU solve",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            H = H.tril() + H.tril(-1).mT
+            LU, piv = torch.linalg.lu_factor(H)
+            return (lambda r: torch.linalg.lu_solve(LU, piv, r.unsqueeze(-1)).squeeze(-1)), "lu"
     Lt = L.mT
 
     def solve(r: Tensor) -> Tensor:  # two triangular solves (cholesky_solve copies L per call)
@@ -243,7 +248,7 @@ def _penalty_adjoint(
         Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor, ra: Tensor
     ) -> tuple[Tensor, Tensor, Tensor]:
         X = Ca * wa.sqrt().unsqueeze(-1)
-        solve, _ = _factor(_penalty_lower(Qa, X), ra)
+        solve, _ = _factor(lambda: _penalty_lower(Qa, X), ra)
         return _refine(Qa, Ca, wa, ga, solve, refine)
 
     v, t, conv = attempt(Q, C, w, g, ridge)
