@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from geomem.graphs import path_star
+from geomem.incontext import make_dataset
 from geomem.models import GPT
 from geomem.tasks import SPECIALS
 
@@ -49,24 +49,11 @@ def recall_batch(n: int, k: int, q: int, rng: np.random.Generator) -> torch.Tens
 
 
 def nocomma_batch(n: int, rng: np.random.Generator, d: int = 5, l: int = 5) -> torch.Tensor:
-    rows = []
-    for _ in range(n):
-        g = path_star(d, l, seed=int(rng.integers(2**31)))
-        lab = rng.choice(N_LABELS, size=g.n_nodes, replace=False)
-        pairs = [
-            (g.root if j == 0 else int(arm[j - 1]), int(arm[j]))
-            for arm in g.arms
-            for j in range(len(arm))
-        ]
-        ids = [SP["[EDGE]"]]
-        for i, p in enumerate(rng.permutation(len(pairs))):
-            u, v = pairs[p]
-            ids += ([SP[","]] if i else []) + [int(lab[u]), int(lab[v])]
-        leaf = int(g.leaves[rng.integers(len(g.leaves))])
-        ids += [SP["[PATH]"], int(lab[leaf]), SP["<pause>"], SP["="]]
-        ids += [int(lab[x]) for x in g.path_to(leaf)] + [SP["<eos>"]]
-        rows.append(ids)
-    return torch.tensor(rows)
+    """``n`` sequences of :func:`geomem.incontext.make_dataset` with the commas after ``=``
+    dropped (every row has the same layout, so the kept columns are those of row 0)."""
+    b = make_dataset(n, d=d, l=l, n_labels=N_LABELS, seed=int(rng.integers(2**31)))
+    keep = [i for i in range(b.ids.shape[1]) if i <= b.eq or int(b.ids[0, i]) != SP[","]]
+    return b.ids[:, keep]
 
 
 def lr_at(s: int, lr: float, steps: int, warmup: int = 100) -> float:
