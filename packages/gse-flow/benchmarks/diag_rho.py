@@ -29,25 +29,6 @@ def _optimizer(steps: int) -> optax.GradientTransformation:
     return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(sched))
 
 
-def _flow_kwargs(tr: g.Windows) -> dict:
-    """The quick-mode flow of ``reproduce``: CV prior, per-frame sigma, zero readout init,
-    length scale = RMS frame displacement of the training histories (x sqrt 3)."""
-    disp = np.sqrt(np.mean(np.diff(np.asarray(tr.history), axis=1) ** 2)) * np.sqrt(3)
-    return dict(
-        n_history=tr.history.shape[1],
-        n_future=tr.future.shape[1],
-        node_attr_dim=tr.node_attr.shape[-1],
-        irreps_hidden="16x0e+8x1o",
-        sh_lmax=1,
-        n_layers=2,
-        cutoff=8.0,
-        sigma=g.prior_scale(tr, "cv", per_frame=True),
-        prior="cv",
-        length_scale=float(disp),
-        readout_init=0.0,
-    )
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=250)
@@ -56,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     tr = g.nbody_windows(500, seed=100)
     va = g.nbody_windows(100, seed=200).take(np.arange(args.n_val))
-    kw = _flow_kwargs(tr)
+    kw = g.flow_config(tr, "cv")
     cv = g.evaluate(g.constant_velocity(va.history, 20)[:, None], va.future)["ade"]
     print(json.dumps({"val_cv_ade": cv, "n_val": args.n_val, "steps": args.steps}), flush=True)
     for rho in args.rho:

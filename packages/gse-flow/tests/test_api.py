@@ -28,6 +28,7 @@ EXPECTED = [
     "energy_score",
     "enhance",
     "evaluate",
+    "flow_config",
     "flow_matching_loss",
     "fully_connected_edges",
     "integrate",

@@ -110,10 +110,11 @@ def test_two_device_data_parallel_equals_one_device():
 
 
 def test_reproduce_matches_parameter_counts():
-    from gse_flow._reproduce import _matched_egnn, _net_kwargs
+    from gse_flow._reproduce import _matched_egnn
 
     w = g.nbody_windows(32, seed=0)
-    kw, vel = _net_kwargs(w, g.prior_scale(w))
+    kw = g.flow_config(w, "last", sigma=g.prior_scale(w))
+    vel = kw["length_scale"]
     flow = g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
     det = g.EquivariantGNN(key=jax.random.PRNGKey(0), **kw)
     egnn = _matched_egnn(g.count_parameters(flow), kw, vel, jax.random.PRNGKey(1))

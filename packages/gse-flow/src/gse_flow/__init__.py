@@ -29,6 +29,7 @@ from ._flow import SOLVERS as SOLVERS
 from ._flow import centered_noise as centered_noise
 from ._flow import cfm_loss as cfm_loss
 from ._flow import enhance as enhance
+from ._flow import flow_config as flow_config
 from ._flow import flow_matching_loss as flow_matching_loss
 from ._flow import integrate as integrate
 from ._flow import mse_loss as mse_loss
@@ -74,6 +75,7 @@ __all__ = [
     "energy_score",
     "enhance",
     "evaluate",
+    "flow_config",
     "flow_matching_loss",
     "fully_connected_edges",
     "integrate",

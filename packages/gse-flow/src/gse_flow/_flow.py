@@ -375,6 +375,37 @@ def prior_scale(
     return _residual_rms(fut, mean, per_frame)
 
 
+def flow_config(
+    windows: Windows, prior: str = "cv", *, sigma: float | tuple[float, ...] | None = None
+) -> dict[str, Any]:
+    """Keyword arguments of :class:`GSEFlow` (and :class:`EquivariantGNN`) sized to the
+    training ``windows``, as ``reproduce`` builds them: frame counts and node-feature size
+    from the data, 16 scalar + 8 vector hidden channels, l ≤ 1, 2 layers, cutoff 8,
+    ``length_scale`` = √3 × the RMS frame displacement of the histories (the EGNN baseline's
+    rule too), zero readout init (training starts at the Gaussian field: prior mean plus
+    calibrated noise), and ``sigma`` = the per-frame :func:`prior_scale` unless given.
+
+    >>> import gse_flow as g
+    >>> sorted(g.flow_config(g.nbody_windows(8, seed=0)))[:3]
+    ['cutoff', 'irreps_hidden', 'length_scale']
+    """
+    check_choice(prior, "prior", ("last", "cv"))
+    disp = np.sqrt(np.mean(np.diff(np.asarray(windows.history), axis=1) ** 2)) * np.sqrt(3)
+    return dict(
+        n_history=windows.history.shape[1],
+        n_future=windows.future.shape[1],
+        node_attr_dim=windows.node_attr.shape[-1],
+        irreps_hidden="16x0e+8x1o",
+        sh_lmax=1,
+        n_layers=2,
+        cutoff=8.0,
+        sigma=prior_scale(windows, prior, per_frame=True) if sigma is None else sigma,
+        prior=prior,
+        length_scale=float(disp),
+        readout_init=0.0,
+    )
+
+
 def _residual_rms(future: Any, pred: Any, per_frame: bool) -> float | tuple[float, ...]:
     """RMS of ``future − pred`` (``(B, F, N, 3)``): one value, or one per future frame ``f``
     (over windows, nodes and coordinates)."""

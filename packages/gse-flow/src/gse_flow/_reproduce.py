@@ -45,10 +45,10 @@ from ._data import Windows, nbody_windows, toy_md_windows
 from ._evaluate import energy_score, evaluate, spread_skill
 from ._flow import (
     enhance,
+    flow_config,
     flow_matching_loss,
     mse_loss,
     noise_pass_through,
-    prior_scale,
     sample,
 )
 from ._model import GSEFlow
@@ -101,25 +101,6 @@ def _config(quick: bool) -> dict:
 STEPS_FULL = 500
 
 
-def _net_kwargs(
-    train_w: Windows, sigma: float | tuple[float, ...], prior: str = "last"
-) -> tuple[dict, float]:
-    disp = np.sqrt(np.mean(np.diff(np.asarray(train_w.history), axis=1) ** 2)) * np.sqrt(3)
-    return dict(
-        n_history=train_w.history.shape[1],
-        n_future=train_w.future.shape[1],
-        node_attr_dim=train_w.node_attr.shape[-1],
-        irreps_hidden="16x0e+8x1o",
-        sh_lmax=1,
-        n_layers=2,
-        cutoff=8.0,
-        sigma=sigma,
-        prior=prior,
-        length_scale=float(disp),  # the same rule as the EGNN's length_scale
-        readout_init=0.0,  # start at the Gaussian field: prior mean + calibrated noise
-    ), float(disp)
-
-
 def _matched_egnn(target: int, kw: dict, vel_scale: float, key: jax.Array) -> EGNN:
     best = None
     for hidden in (8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64):
@@ -144,11 +125,6 @@ def _lr(steps: int) -> optax.GradientTransformation:
         optax.clip_by_global_norm(1.0),
         optax.adam(optax.warmup_cosine_decay_schedule(0.0, 2e-3, max(steps // 20, 1), steps, 1e-5)),
     )
-
-
-def _sigma(train_w: Windows, prior: str) -> tuple[float, ...]:
-    """Per-future-frame σ_p (chosen over one global σ on validation, see README)."""
-    return prior_scale(train_w, prior, per_frame=True)
 
 
 class Incomplete(SystemExit):
@@ -243,7 +219,7 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool, stages: _Stages) -> 
     vsub = va.take(np.arange(min(cfg["n_select"], va.n_windows))) if "n_select" in cfg else va
     flows = {}
     for prior in cfg["priors"]:
-        kw_p, _ = _net_kwargs(tr, _sigma(tr, prior), prior)
+        kw_p = flow_config(tr, prior)
         init = GSEFlow(key=k[0], data_scale=DATA_SCALE, **kw_p)
         flows[prior] = stages.model(f"s{seed}-flow-{prior}", init, fit(init, tr, k[1]))
         if len(cfg["priors"]) > 1:
@@ -256,7 +232,8 @@ def _one_seed(seed: int, cfg: dict, data: dict, show: bool, stages: _Stages) -> 
     prior = min(cfg["priors"], key=lambda p_: np.nan_to_num(out["val"][p_], nan=0.0))
     out["prior"] = prior
     flow = flows[prior]
-    kw, vel_scale = _net_kwargs(tr, _sigma(tr, prior), prior)
+    kw = flow_config(tr, prior)
+    vel_scale = kw["length_scale"]
     det0 = EquivariantGNN(key=k[0], **kw)
     det = stages.model(f"s{seed}-det", det0, fit(det0, tr, k[2], mse_loss))
     egnn0 = _matched_egnn(count_parameters(flow), kw, vel_scale, k[3])
@@ -325,7 +302,8 @@ def _small_table(
 ) -> ResultTable:
     """CV, the parameter-matched EGNN and GSE-Flow (prior "cv", ρ = ``DATA_SCALE``), each
     trained ``cfg["steps"] // 2`` steps by the same trainer: the N-body protocol, smaller."""
-    kw, vel_scale = _net_kwargs(tr, _sigma(tr, "cv"), prior="cv")
+    kw = flow_config(tr, "cv")
+    vel_scale = kw["length_scale"]
     kw["cutoff"] = cutoff
     key = jax.random.PRNGKey(0)
     steps = cfg["steps"] // 2
