@@ -18,7 +18,7 @@ MODULES = [
 def test_public_api():
     assert geomem.__all__ == [
         "RECIPES", "REPRODUCE_CONFIGS", "ReproduceConfig", "TrainResult", "evaluate", "graphs",
-        "incontext", "models", "probes", "tasks", "train",
+        "incontext", "models", "plots", "probes", "tasks", "train",
     ]  # fmt: skip
     assert geomem.models.__all__ == ["GPT", "AssociativeControl", "Node2Vec"]
     for mod in (
@@ -28,6 +28,7 @@ def test_public_api():
         geomem.probes,
         geomem.tasks,
         geomem.incontext,
+        geomem.plots,
     ):
         for name in mod.__all__:
             assert hasattr(mod, name)

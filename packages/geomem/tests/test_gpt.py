@@ -151,3 +151,17 @@ def test_rotary_positions_option():
     torch.testing.assert_close(a(ids), b(ids))
     with pytest.raises(ValueError, match="positions"):
         GPT(10, dim=16, n_heads=2, positions="sinusoidal")
+
+
+@pytest.mark.parametrize("control", [{"tied": False}, {"attention": False}])
+def test_untied_and_attention_off_controls_train(control):
+    """The untied and attention-off controls train and are probed like the GPT."""
+    g = path_star(3, 3, 0)
+    m = GPT(g.n_nodes, dim=16, n_heads=2, max_len=10, seed=0, **control)
+    if not control.get("tied", True):
+        assert m.head is not None and m.head.weight is not m.tok.weight
+    before = m.embeddings()
+    res = train(m, g, steps=30, batch_size=8, lr=3e-3, log_every=30)
+    assert not np.array_equal(before, m.embeddings())  # the table is trained
+    assert res.losses[-1] < res.losses[0]
+    assert set(res.final) >= {"edge_recovery", "navigation", "spectral_share", "first_step"}

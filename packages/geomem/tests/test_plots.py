@@ -10,7 +10,7 @@ from geomem.graphs import path_star
 
 def test_figures(tmp_path):
     pytest.importorskip("matplotlib")
-    from geomem import _plots
+    from geomem import plots as _plots
 
     g = path_star(5, 3, 0)
     rng = np.random.default_rng(0)

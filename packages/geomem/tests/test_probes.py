@@ -111,3 +111,15 @@ def test_disconnected_graph_warns_and_excludes_zero_eigenvalues():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert spectral_share(np.hstack([ind, 1e-9 * e]), g, 2) < 1e-6
+
+
+def test_probes_accept_torch_embedding_tables():
+    """Any torch embedding matrix (e.g. an ``nn.Embedding`` weight) works like its numpy copy."""
+    torch = pytest.importorskip("torch")
+    g = path_star(5, 3, 0)
+    w = torch.nn.Embedding(g.n_nodes, 8).weight  # requires grad
+    e = w.detach().double().numpy()
+    assert spectral_share(w, g, 5) == pytest.approx(spectral_share(e, g, 5))
+    assert spectral_alignment(w, g, 5) == pytest.approx(spectral_alignment(e, g, 5))
+    assert navigation(w, g) == navigation(e, g)
+    assert geometric_score(w, g) == pytest.approx(geometric_score(e, g))

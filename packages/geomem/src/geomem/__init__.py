@@ -16,6 +16,7 @@ import importlib.metadata
 from . import graphs as graphs
 from . import incontext as incontext
 from . import models as models
+from . import plots as plots
 from . import probes as probes
 from . import tasks as tasks
 from ._reproduce import FULL, QUICK
@@ -39,6 +40,7 @@ __all__ = [
     "graphs",
     "incontext",
     "models",
+    "plots",
     "probes",
     "tasks",
     "train",
