@@ -29,6 +29,12 @@ def test_decode_without_precision_refuses_ambiguous_widths(width, kind):
     assert float(decode(bits, kind)[0]) == 1.5
 
 
+def test_decode_of_bfloat16_bits_with_the_default_precision_raises():
+    # the example: this used to return 1.5019277
+    with pytest.raises(ValueError, match="last dimension 64 or 128 for float64, got 32"):
+        decode(encode([1.5], "bfloat16"))
+
+
 def test_decode_without_precision_where_unambiguous():
     assert float(decode(encode(np.array([1.5]), "bfloat16", reciprocal=False), None)[0]) == 1.5
     assert float(decode(encode(np.array([-2.25])), None)[0]) == -2.25

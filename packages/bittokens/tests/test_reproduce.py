@@ -31,6 +31,7 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
     res = _reproduce.reproduce(True, tmp_path, False)
     assert [t.title.split(",")[0] for t in res.tables] == [
         "Test scores",
+        "Test score per seed (scheme x task x seed)",
         "Bit-exact decode rate under logit noise 2b-1+U(-a",
     ]
     solo = res.tables[0]
@@ -86,6 +87,14 @@ def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, t
     cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
     assert len(cells) == 2 * 2 + 2  # grid at seed 0, then seed 1 at the chosen rate
     assert list(res.tables[0].rows) == ["bittokens", "xval"]
+    per_seed = res.tables[1]  # the item-1 table: scheme x task x seed
+    assert list(per_seed.rows) == ["bittokens minmax", "xval minmax"]
+    assert per_seed.columns == ["seed 0", "seed 1", "lr"]
+    for scheme in ("bittokens", "xval"):
+        row = per_seed.rows[f"{scheme} minmax"]
+        runs = [c for c in cells if c["scheme"] == scheme and c["lr"] == float(row["lr"])]
+        assert sorted(c["seed"] for c in runs) == [0, 1]
+        assert all(row[f"seed {c['seed']}"] == c["test"]["minmax"] for c in runs)
     # one step learns nothing: every validation score ties and the notes say so
     assert sum("validation scores tied" in n for n in res.notes) == 2
     assert "comparison <= 30 min wall, 2 workers" in res.checks
@@ -144,3 +153,15 @@ def test_comparison_in_parts_gives_the_one_shot_result(tmp_path, monkeypatch, to
         for col in ("minmax", "add", "tokens/number", "params (non-emb.)", "best lr"):
             assert row[col] == one[scheme][col], (scheme, col)
     assert staged["checks"].keys() == whole.checks.keys()
+
+
+def test_full_mode_is_item_1_and_quick_mode_is_smaller():
+    """Issue 13: full = MinMax/Add/Mult, BitTokens vs xVal vs single-digit, 3 seeds, equal steps
+    and width on 2 workers; quick = fewer tasks and seeds, one rate, no five-scheme grid."""
+    full, quick = _reproduce.FULL, QUICK
+    assert full.tasks == ("minmax", "add", "mult") and full.seeds == (0, 1, 2)
+    assert set(full.schemes) == {"bittokens", "xval", "single-digit"} and full.workers == 2
+    assert full.solo and not full.multitask and len(full.lrs) > 1
+    assert set(quick.tasks) < set(full.tasks) and len(quick.seeds) < len(full.seeds)
+    assert len(quick.lrs) == 1 and quick.schemes == full.schemes and quick.workers == 2
+    assert quick.d == full.d == 128 and quick.steps >= 600

@@ -454,6 +454,25 @@ def _table(title: str, tasks: tuple[str, ...], final: dict[str, list[dict]]) -> 
     return table
 
 
+def _seed_table(
+    tasks: tuple[str, ...], final: dict[str, list[dict]], seeds: tuple[int, ...]
+) -> ResultTable:
+    """Test score of every (scheme, task, seed) cell and the rate it ran at (issue 13: the
+    item-1 table is scheme x task x seed, not only the mean)."""
+    table = ResultTable(
+        "Test score per seed (scheme x task x seed)", [*(f"seed {s}" for s in seeds), "lr"]
+    )
+    for s, runs in final.items():
+        for t in tasks:
+            lr = runs[0]["lr"]
+            table.add_row(
+                f"{s} {t}",
+                **{f"seed {seed}": float(r["test"][t]) for seed, r in zip(seeds, runs)},
+                lr=f"{lr[t] if isinstance(lr, dict) else lr:g}",
+            )
+    return table
+
+
 _NOTE = (
     "minmax/sorting: exact match; add/mult/div: log-sMAPE; interval: normalised accuracy. "
     "Mean ± s.e. over seeds on a disjoint test split; lr chosen on validation with seed 0."
@@ -582,6 +601,7 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
             )
         )
         result.tables.append(table)
+        result.tables.append(_seed_table(cfg.tasks, final, cfg.seeds))
         result.figures.append(_plot(out_dir, cfg.tasks, final, "learning_curves.png"))
     if cfg.multitask:
         multi = grids[-1]
