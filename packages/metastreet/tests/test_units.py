@@ -38,6 +38,34 @@ def test_adjacency_hand_counts():
     assert pruned[0, 1] == 0 and pruned[0, 2] == 0 and pruned[1, 2] == pytest.approx(0.25)
 
 
+def test_adjacency_default_pruning_drops_below_one_percent():
+    """Spec item 5 at the default 1 % threshold: a corner pixel has 2 boundary pairs with its
+    region (2 / 204 < 1 %, dropped); a pixel on the top edge has 3 (3 / 206 > 1 %, kept)."""
+    m = np.zeros((100, 100), dtype=np.int64)
+    m[:, 50:] = 1  # 100 horizontal 0|1 pairs, counted in both orders
+    corner = m.copy()
+    corner[0, 0] = 2
+    a = adjacency_matrix(corner, np.arange(3), 3)
+    assert a[0, 2] == 0 and a[2, 0] == 0 and a[0, 1] == pytest.approx(100 / 204)
+    edge = m.copy()
+    edge[0, 10] = 2
+    a = adjacency_matrix(edge, np.arange(3), 3)
+    assert a[0, 2] == pytest.approx(3 / 206) and a[0, 1] == pytest.approx(100 / 206)
+
+
+def test_batch_features_equal_single_map_features():
+    """The batched path used in training equals the per-map definition, with ignored
+    categories (kept = 3 of 5) and both adjacency settings."""
+    rng = np.random.default_rng(0)
+    maps = [rng.integers(0, 5, size=(6, 7)) for _ in range(4)]
+    keep = np.array([0, 2, 3])
+    emb = rng.standard_normal((3, 4))
+    for use_adj in (True, False):
+        got = _features.batch_image_features(maps, emb, keep, 5, use_adjacency=use_adj)
+        ref = [metastreet.image_features(m, emb, keep, 5, use_adjacency=use_adj) for m in maps]
+        np.testing.assert_allclose(got, np.stack(ref), atol=1e-12)
+
+
 def test_bad_maps():
     emb = np.eye(3)
     with pytest.raises(ValueError, match="category ids"):
