@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -73,6 +75,27 @@ def test_read_screen_errors(tmp_path):
         read_screen(_write(tmp_path, ["ctrl", "A"], X=X))
     with pytest.raises(TypeError, match="AnnData"):
         read_screen(42)
+
+
+def test_read_screen_feeds_fit_and_predict_of_an_unseen_double(tmp_path):
+    """A real-screen round trip: .h5ad counts -> read_screen -> fit on ctrl + singles -> predict A+B."""
+    from perturbedvae import PerturbedVAE
+
+    labels = ["ctrl"] * 24 + ["A+ctrl"] * 12 + ["ctrl+B"] * 12 + ["A+B"] * 6
+    counts = np.random.default_rng(2).poisson(4.0, size=(len(labels), 8)).astype(np.float64) + 1
+    batch = ["b1", "b2"] * (len(labels) // 2)
+    path = _write(tmp_path, labels, X=counts, batch=batch)
+    for keep_counts, likelihood in [(True, "nb"), (False, "gaussian")]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # counts normalised with a warning
+            screen = read_screen(path, batch_key="batch", keep_counts=keep_counts)
+        assert screen.counts is keep_counts and screen.perturbations == ("A", "B")
+        train = screen.subset(screen.conditions != "A+B")
+        model = PerturbedVAE(8, 2, d_bg=3, d_pert=2, likelihood=likelihood, hidden=8)
+        model.fit(train, epochs=1, lr=1e-3)
+        pred = model.predict(["B+A", "ctrl"], n_cells=5)
+        assert pred.conditions == ["A+B", "ctrl"] and pred.mean.shape == (2, 8)
+        assert np.isfinite(pred.cells).all() and np.isfinite(model.background(screen)).all()
 
 
 def test_simulate_screen_ground_truth():

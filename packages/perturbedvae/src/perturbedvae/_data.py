@@ -198,7 +198,7 @@ def _parse_label(label: Any, control: str, sep: str) -> str:
 
 
 def _looks_like_counts(X: NDArray[np.float64]) -> bool:
-    return bool(X.size) and bool(np.all(X >= 0)) and bool(np.all(X == np.round(X))) and X.max() > 1
+    return bool(X.size and np.all(X >= 0) and np.all(X == np.round(X)) and X.max() > 1)
 
 
 def read_screen(
