@@ -20,6 +20,14 @@ def test_key_that_is_not_a_key_names_the_argument(light_model, tiny_windows, bad
         g.train(light_model, tiny_windows, optax.adam(1e-3), 1, key=bad, batch_size=4)
     with pytest.raises(TypeError, match="key must be a JAX PRNG key"):
         g.GSEFlow(n_history=3, n_future=4, key=bad)
+    with pytest.raises(TypeError, match="key must be a JAX PRNG key"):
+        g.flow_matching_loss(light_model, tiny_windows.take(np.arange(2)), bad)
+    with pytest.raises(TypeError, match="key must be a JAX PRNG key"):
+        g.noise_pass_through(light_model, tiny_windows.take(np.arange(2)), bad, n_steps=1)
+    with pytest.raises(TypeError, match="key must be a JAX PRNG key"):
+        g.EGNN(n_history=3, n_future=4, hidden=8, n_layers=1, key=bad)
+    with pytest.raises(TypeError, match="key must be a JAX PRNG key"):
+        g.check_equivariance(lambda x: x, [np.ones((4, 3))], key=bad, n_trials=1)
 
 
 def test_typed_and_raw_keys_accepted(light_model, tiny_windows):

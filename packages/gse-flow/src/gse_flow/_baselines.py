@@ -29,7 +29,7 @@ import numpy as np
 from icml26_shared.checks import check_finite_array, check_positive_int
 
 from ._layers import Graph, fast_init, masked_mean, safe_norm
-from ._model import GSEFlow
+from ._model import GSEFlow, check_key
 
 __all__ = ["EGNN", "EquivariantGNN", "constant_velocity", "count_parameters"]
 
@@ -142,6 +142,7 @@ class EGNN(eqx.Module):
         length_scale: float = 1.0,
         key: jax.Array,
     ):
+        check_key(key)
         self.n_history = check_positive_int(n_history, "n_history", minimum=2)
         self.n_future = check_positive_int(n_future, "n_future")
         hidden = check_positive_int(hidden, "hidden")

@@ -23,6 +23,8 @@ import numpy as np
 from icml26_shared import metrics
 from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 
+from ._model import check_key
+
 __all__ = ["check_equivariance", "energy_score", "evaluate", "spread_skill"]
 
 
@@ -96,6 +98,7 @@ def check_equivariance(
     Returns:
         ``max_trials ‖fn(g·inputs) − g·fn(inputs)‖ / ‖fn(inputs)‖``.
     """
+    check_key(key)
     check_choice(output, "output", ("vector", "point"))
     n = check_positive_int(n_trials, "n_trials")
     base = jnp.asarray(fn(*points, *vectors))
