@@ -1,5 +1,6 @@
-"""Benchmark: our voxelwise ridge (per-voxel λ, one SVD) vs scikit-learn ``Ridge`` per λ group,
-same standardised inputs, same λ; reports time ratio and the max weight difference.
+"""Benchmark: our voxelwise ridge (per-voxel λ, one SVD) vs scikit-learn ``Ridge`` per λ group
+and, when installed, himalaya's ``Ridge`` (per-target alpha, SVD solver, numpy backend); same
+standardised inputs, same λ; reports time ratios and the max weight difference.
 
     python packages/brain-attrib/benchmarks/run.py [--quick] [--out reports/bench/brain-attrib.json]
 """
@@ -20,6 +21,11 @@ def main() -> None:
     ap.add_argument("--out", default="reports/bench/brain-attrib.json")
     args = ap.parse_args()
     from sklearn.linear_model import Ridge
+
+    try:
+        from himalaya.ridge import Ridge as Himalaya
+    except ImportError:  # optional peer: `pip install brain-attrib[peers]`
+        Himalaya = None
 
     rep = BenchReport("brain-attrib", quick=args.quick)
     sizes = [(500, 128, 100)] if args.quick else [(500, 128, 100), (1500, 512, 200)]
@@ -45,6 +51,14 @@ def main() -> None:
         )
         rep.add(case, "sklearn Ridge", time_call(peer, repeats=3))
         rep.ratio(case, "ours", "sklearn Ridge")
+        if Himalaya is not None:
+
+            def hima(xs=xs, y=y, lam=lam):
+                return Himalaya(alpha=lam, fit_intercept=True).fit(xs, y)
+
+            dh = float(np.abs(ours.w - np.asarray(hima().coef_)).max())
+            rep.add(case, "himalaya Ridge", time_call(hima, repeats=3), max_abs_diff=dh)
+            rep.ratio(case, "ours", "himalaya Ridge")
     print(rep.to_text())
     rep.write(args.out)
 

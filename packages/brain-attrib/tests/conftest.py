@@ -24,6 +24,7 @@ def small_lm(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lm")
     lm, tok, info = tiny_lm(
         folder=folder,
+        n_layer=2,  # explicit: the package default is the spec's 4 layers
         steps=80,
         n_embd=32,
         n_head=2,

@@ -207,3 +207,78 @@ def test_category_baseline(fitted):
     torch.testing.assert_close(b[0, t], e[0, t])
     with pytest.raises(ValueError, match="baseline"):
         pl.attribute(g, "ba", "gxi", baseline="mean")
+
+
+def test_transformers_tokenizer_and_auto_model(small_lm, tmp_path):
+    """Any local causal LM + a ``transformers`` tokenizer (no ``encode_word``), both read back
+    with ``local_files_only=True``: fit, pipeline = ridge, GxI of BA and NWP."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
+
+    from brain_attrib.synthetic import fmri
+
+    _, tok, _, folder = small_lm
+    hf = Tokenizer(models.WordLevel({w: i for i, w in enumerate(tok.vocab)}, unk_token="<unk>"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=hf, unk_token="<unk>").save_pretrained(tmp_path)
+    hf_tok = AutoTokenizer.from_pretrained(tmp_path, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).double()
+    rd = fmri(n_trs=120, n_runs=1, n_voxels=6, n_noise=2, seed=4)
+    em = EncodingModel(model, hf_tok, layer=2, context=16).fit(rd, folds=3)
+    assert em._word_ids(rd.words[0]) == tok.encode_word(rd.words[0])
+    pl = Pipeline(em, voxels=np.arange(6))
+    for g in (50, 70):
+        np.testing.assert_allclose(pl.predict(g), em.pred_[g], atol=1e-5)
+    for objective in ("ba", "nwp"):
+        ws = pl.attribute(60, objective, "gxi")
+        assert len(ws.scores) == 16 and np.isfinite(ws.scores).all()
+
+
+def test_per_word_features_and_consistency_gap(small_lm, fitted, record_property):
+    """``features="per_word"``: each word's feature from its own pass over the L words ending at
+    it (checked by hand for one TR); the fit-vs-pipeline gap is finite and reported; with the
+    default one-pass-per-TR features the gap is ≤ 1e-5."""
+    from brain_attrib import consistency_gap
+    from brain_attrib.synthetic import fmri
+
+    em, rd = fitted
+    gap0 = consistency_gap(Pipeline(em, voxels=np.arange(rd.data.shape[1])))
+    assert gap0.features == "per_tr" and gap0.max_abs <= 1e-5 and gap0.corr > 1 - 1e-9
+
+    lm, tok, _, _ = small_lm
+    rd2 = fmri(n_trs=120, n_runs=1, n_voxels=6, n_noise=2, seed=4)
+    pw = EncodingModel(lm.double(), tok, layer=1, context=16, features="per_word").fit(rd2, folds=3)
+    g, d = 60, 2  # X_g's block for delay 2 = mean over words of TR g − 2 of their own-pass state
+    words = np.flatnonzero(np.floor(rd2.onsets / rd2.tr).astype(int) == g - d)
+    hand = []
+    for i in words:
+        ids = [t for k in range(max(0, i - 15), i + 1) for t in tok.encode_word(rd2.words[k])]
+        with torch.no_grad():
+            hs = lm(input_ids=torch.as_tensor([ids]), output_hidden_states=True).hidden_states
+        hand.append(hs[1][0, -1].double().numpy())
+    h = pw.X_.shape[1] // 4
+    np.testing.assert_allclose(pw.X_[g, h : 2 * h], np.mean(hand, axis=0), atol=1e-10)
+    assert np.isfinite(pw.score()).all()
+    from brain_attrib._perword import word_features
+
+    mean = EncodingModel(lm, tok, layer=1, context=16, pool="mean", features="per_word")
+    mean._run_words = pw._run_words
+    i = next(i for i in range(40, 200) if len(tok.encode_word(rd2.words[i])) == 2)
+    ids = [t for k in range(i - 15, i + 1) for t in tok.encode_word(rd2.words[k])]
+    with torch.no_grad():
+        hs = lm(input_ids=torch.as_tensor([ids]), output_hidden_states=True).hidden_states[1]
+    np.testing.assert_allclose(
+        word_features(mean, rd2, np.array([i]))[0], hs[0, -2:].mean(0).numpy(), atol=1e-10
+    )
+
+    gap = consistency_gap(Pipeline(pw, voxels=np.arange(6)))
+    print(f"\nper-word fit vs single-pass pipeline: {gap}\ndefault: {gap0}")
+    record_property("per_word_gap_max_abs", gap.max_abs)
+    record_property("per_word_gap_rel_rms", gap.rel_rms)
+    assert gap.features == "per_word"
+    assert np.isfinite([gap.max_abs, gap.rel_rms, gap.corr, gap.r_pipeline]).all()
+    assert gap.max_abs > 1e-5  # the per-word fit is not the pipeline's function
+    with pytest.raises(ValueError, match=r"features must be one of \('per_tr', 'per_word'\)"):
+        EncodingModel(lm, tok, layer=1, features="per_sentence")
+    with pytest.raises(ValueError, match="trs"):
+        consistency_gap(Pipeline(pw), trs=np.array([5000, 1]))

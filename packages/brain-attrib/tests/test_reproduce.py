@@ -20,6 +20,9 @@ def test_reproduce_tiny(tmp_path, monkeypatch, small_lm):
     items = {k.split("_")[0] for k in res.checks}
     assert items == {"1", "2", "4", "5", "6"}  # 3 and 7 are tests (pipeline = ridge, metrics)
     assert res.checks["1_lm_ce_le_0.7_unigram"] == (info["heldout_ce"] / info["unigram_ce"] <= 0.7)
-    assert len(res.tables) == 1 and len(res.figures) == 1 and res.figures[0].exists()
+    assert len(res.tables) == 2 and len(res.figures) == 1 and res.figures[0].exists()
+    assert "IoU BA-NWP top-P_j" in res.tables[0].columns  # item 4's BA/NWP overlap figure
+    assert set(res.tables[1].rows) == {"layer 1 BA", "layer 1 NWP"}  # category profiles
+    assert "p_BH" in res.tables[1].note  # paired tests, BH over layers × t
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["checks"] == {k: bool(v) for k, v in res.checks.items()}

@@ -11,6 +11,8 @@ from . import data as data
 from . import metrics as metrics
 from . import ridge as ridge
 from . import synthetic as synthetic
+from ._consistency import ConsistencyGap as ConsistencyGap
+from ._consistency import consistency_gap as consistency_gap
 from ._encoding import EncodingModel as EncodingModel
 from ._encoding import Pipeline as Pipeline
 from ._encoding import WordScores as WordScores
@@ -24,6 +26,7 @@ from .data import load_naturalistic as load_naturalistic
 __version__ = importlib.metadata.version("brain-attrib")
 
 __all__ = [
+    "ConsistencyGap",
     "EncodingModel",
     "MaskingResult",
     "Pipeline",
@@ -31,6 +34,7 @@ __all__ = [
     "RunData",
     "WordScores",
     "__version__",
+    "consistency_gap",
     "data",
     "fit_ridge",
     "load_naturalistic",

@@ -8,6 +8,8 @@ with the last word of TR j−1; a word's feature is the layer-ℓ hidden state o
 (or the sub-token mean); ``F_{j−d}`` is the mean over words with onset in TR j−d (zeros if none);
 ``X_j = [F_{j−d}]_{d ∈ delays}``. The pipeline folds each fold's standardisation into per-delay
 blocks ``W_d`` so ``ŷ_j = b + Σ_d F_{j−d} W_d`` is differentiable down to ``inputs_embeds``.
+``features="per_word"`` fits instead on per-word contexts, as the paper does (``_perword``); the
+pipeline keeps the one pass per TR and ``consistency_gap`` reports the difference.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ import torch
 from icml26_shared.experiment import progress as progress_bar
 
 from ._fmri import RunData
+from ._perword import per_word_design
 from ._ridge import LAMBDAS, RidgeFold, blocked_folds, fit_ridge, pearson_cols
 
-__all__ = ["EncodingModel", "Pipeline", "WordScores"]
+__all__ = ["FEATURES", "EncodingModel", "Pipeline", "WordScores"]
+
+FEATURES = ("per_tr", "per_word")
 
 
 def _n_positions(lm: Any) -> int:
@@ -54,6 +59,10 @@ class EncodingModel:
         context: words per forward pass (L).
         delays: TR delays d ≥ 1 of the design ``[F_{j−d}]``.
         pool: ``"last"`` (last sub-token) or ``"mean"``.
+        features: ``"per_tr"`` (default: one pass per TR over the ``context`` words ending with
+            the last word of TR j−1, the function the pipeline differentiates) or ``"per_word"``
+            (one pass per word over the ``context`` words ending with that word, the paper's fit;
+            see ``brain_attrib.consistency_gap`` for the resulting fit/pipeline gap).
     """
 
     def __init__(
@@ -64,6 +73,7 @@ class EncodingModel:
         context: int = 128,
         delays: tuple[int, ...] = (1, 2, 3, 4),
         pool: str = "last",
+        features: str = "per_tr",
     ) -> None:
         n_layer = _n_layers(lm)
         if not isinstance(layer, (int, np.integer)) or not 0 <= int(layer) <= n_layer:
@@ -75,6 +85,8 @@ class EncodingModel:
             raise ValueError(f"delays must be a non-empty tuple of integers ≥ 1, got {delays!r}")
         if pool not in ("last", "mean"):
             raise ValueError(f"pool must be 'last' or 'mean', got {pool!r}")
+        if features not in FEATURES:
+            raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
         n_vocab = lm.get_input_embeddings().num_embeddings
         if len(tokenizer) > n_vocab:
             raise ValueError(
@@ -82,6 +94,7 @@ class EncodingModel:
             )
         self.lm, self.tokenizer, self.layer = lm.eval(), tokenizer, int(layer)
         self.context, self.delays, self.pool = int(context), delays, pool
+        self.features = features
         self.dtype = next(lm.parameters()).dtype
         self._cache: dict[str, list[int]] = {}
 
@@ -165,13 +178,34 @@ class EncodingModel:
         lambdas: np.ndarray = LAMBDAS,
         progress: bool = False,
     ) -> EncodingModel:
-        """Compute the design for every TR and fit outer-CV ridge (per-voxel λ by inner CV)."""
+        """Compute the design for every TR (``features``) and fit outer-CV ridge (per-voxel λ
+        by inner CV)."""
         if not isinstance(run_data, RunData):
             raise TypeError("run_data must be a RunData (see brain_attrib.data)")
         self.rd_ = run_data
         self._run_words = {
             r: np.flatnonzero(run_data.word_run == r) for r in np.unique(run_data.tr_run)
         }
+        n = len(run_data.data)
+        if self.features == "per_word":
+            self.X_ = per_word_design(self, run_data, batch=batch, progress=progress)
+        else:
+            self.X_ = self._per_tr_design(run_data, batch=batch, progress=progress)
+        y = run_data.data
+        self.folds_: list[RidgeFold] = []
+        self.fold_of_ = np.zeros(n, dtype=int)
+        pred = np.zeros_like(y)
+        for k, (tr, te) in enumerate(blocked_folds(n, folds, gap)):
+            m = fit_ridge(self.X_[tr], y[tr], lambdas=lambdas)
+            self.folds_.append(m)
+            self.fold_of_[te] = k
+            pred[te] = m.predict(self.X_[te])
+        self.pred_ = pred
+        self.r_ = pearson_cols(pred, y)
+        return self
+
+    def _per_tr_design(self, run_data: RunData, *, batch: int, progress: bool) -> np.ndarray:
+        """X (TRs × |delays|·H): row j from the one pass over TR j's context."""
         n = len(run_data.data)
         feats = []
         with torch.no_grad():
@@ -190,19 +224,7 @@ class EncodingModel:
                 ids, p = self._pad(items)
                 f, _ = self._features(self.lm.get_input_embeddings()(ids), p)
                 feats.append(f.reshape(len(items), -1).double().numpy())
-        self.X_ = np.concatenate(feats)
-        y = run_data.data
-        self.folds_: list[RidgeFold] = []
-        self.fold_of_ = np.zeros(n, dtype=int)
-        pred = np.zeros_like(y)
-        for k, (tr, te) in enumerate(blocked_folds(n, folds, gap)):
-            m = fit_ridge(self.X_[tr], y[tr], lambdas=lambdas)
-            self.folds_.append(m)
-            self.fold_of_[te] = k
-            pred[te] = m.predict(self.X_[te])
-        self.pred_ = pred
-        self.r_ = pearson_cols(pred, y)
-        return self
+        return np.concatenate(feats)
 
     def score(self) -> np.ndarray:
         """Held-out Pearson r per voxel (BA)."""
@@ -315,7 +337,7 @@ class Pipeline:
 
         ``gxi``: a_t = Σ_k (e_{t,k} − b_{t,k}) ∂(−L)/∂e_{t,k}; ``ig``: (e_t − b_t) · mean over
         midpoints α_s = (s + ½)/m of ∂(−L)/∂e_t at b + α_s·(e − b)
-        (``extras["completeness_gap"]``); ``erasure``: −L(replaced) − (−L(original)) with word i
+        (``extras["completeness_gap"]``); ``erasure``: −L(original) − (−L(replaced)) with word i
         replaced by a random word of the same category. Sub-token scores are summed per word.
 
         ``baseline`` (gxi / ig): ``"zero"`` (the spec's b = 0) or ``"category"`` (b_t = the mean

@@ -38,7 +38,7 @@ def tiny_lm(
     *,
     cache: bool = True,
     folder: Path | str | None = None,
-    n_layer: int = 2,
+    n_layer: int = 4,
     n_embd: int = 128,
     n_head: int = 4,
     n_positions: int = 256,
@@ -51,6 +51,9 @@ def tiny_lm(
 ) -> tuple[Any, WordTokenizer, dict[str, Any]]:
     """Train (or load from cache) the tiny GPT-2 on the grammar; returns ``(lm, tokenizer, info)``.
 
+    Defaults are the spec's model: 4 layers, width 128, 4 heads, 256 positions. The cache folder
+    is keyed by a hash of every hyperparameter (``n_layer`` included), so a model cached with
+    other settings (e.g. the earlier 2-layer default) is never reused.
     ``info`` holds the held-out cross-entropy and the unigram cross-entropy (nats/token).
     """
     from transformers import GPT2Config, GPT2LMHeadModel
