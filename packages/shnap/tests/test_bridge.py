@@ -211,6 +211,35 @@ def test_training_smoke_save_load_and_cache(tmp_path, monkeypatch):
     assert not first.record["cached"] and second.record["cached"]
 
 
+def test_split_bridge_removes_and_inserts_with_its_own_network(tmp_path):
+    """``TrainConfig.split``: an unconditioned removal UNet and a conditioned insertion UNet,
+    both saved and loaded; ``remove`` runs only the first, ``insert`` only the second."""
+    rng = np.random.default_rng(0)
+    crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
+    b = Bridge.train(crops, TrainConfig(steps=2, batch_size=4), BridgeConfig(steps=2))
+    assert not b.unet.cond and b.insert_unet is not None and b.insert_unet.cond
+    one = Bridge.train(crops, TrainConfig(steps=2, batch_size=4, split=False))
+    assert one.unet.cond and one.insert_unet is None
+    b.save(tmp_path / "b.pt")
+    c = Bridge.load(tmp_path / "b.pt")
+    assert c.insert_unet is not None and c.insert_unet.cond and not c.unet.cond
+    ph = make_phantom(32, n_nodules=0, seed=5)
+    tmpl = nodule_library(1, seed=1)[0]
+    centre = tuple(np.argwhere(ph.lung_mask)[0])
+    np.testing.assert_array_equal(
+        b.insert(ph.image, tmpl, centre), c.insert(ph.image, tmpl, centre)
+    )
+    removal, insertion = _Oracle(-0.7), _Oracle(0.2)
+    d = Bridge(removal, BridgeConfig(steps=2, bf16=False), insert_unet=insertion)  # type: ignore[arg-type]
+    m = np.zeros(ph.shape, bool)
+    m[10:13, 10:13, 10:13] = True
+    d.remove(ph.image, m, seed=0)
+    assert removal.seen and not insertion.seen
+    n_removal = len(removal.seen)
+    d.insert(ph.image, tmpl, centre, seed=0)
+    assert insertion.seen and len(removal.seen) == n_removal
+
+
 def test_metaball_masks_stay_inside_their_margin():
     rng = np.random.default_rng(4)
     for _ in range(20):
@@ -291,3 +320,21 @@ def test_trained_bridge_insert_puts_the_object_inside_the_mask():
         tmpl[vs] = tm.image[ps]
         assert np.corrcoef(out[edit], tmpl[edit])[0, 1] >= 0.8
         assert abs(out[placed].mean() - tm.image[tm.mask].mean()) * 700 < 100
+
+
+def test_split_removal_network_trains_on_random_masks_only(monkeypatch):
+    """Code version 5: the removal UNet sees no real removal or insertion pairs (with them it
+    drew nodule-like blobs into removed regions); the insertion UNet keeps both shares."""
+    calls = []
+    fit = Bridge._fit
+
+    def spy(crops, train, config, progress, pairs, p_removal, p_insertion, cond, offset):
+        calls.append((p_removal, p_insertion, cond, offset))
+        return fit(crops, train, config, progress, pairs, p_removal, p_insertion, cond, offset)
+
+    monkeypatch.setattr(Bridge, "_fit", staticmethod(spy))
+    rng = np.random.default_rng(0)
+    crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
+    tc = TrainConfig(steps=1, batch_size=4)
+    Bridge.train(crops, tc, BridgeConfig(steps=2))
+    assert calls == [(tc.p_removal, tc.p_insertion, True, 0), (0.0, 0.0, False, 1)]
