@@ -62,27 +62,7 @@ class Forward:
 
     def encode(self, g: int, words: list[str]) -> tuple[list[int], np.ndarray, np.ndarray]:
         """Token ids, pooling matrix P (D × T) and token → word index, as the package builds them."""
-        rd, em = self.rd, self.em
-        ctx, _ = em.context_words(g)
-        j = rd.tr_local[g]
-        ids: list[int] = []
-        tw: list[int] = []
-        for k, w in enumerate(words):
-            t = self.word_ids(w)
-            ids += t
-            tw += [k] * len(t)
-        tw_arr = np.asarray(tw)
-        p = np.zeros((self.n_d, len(ids)))
-        bucket = (rd.onsets[ctx] // rd.tr).astype(int)
-        for di, d in enumerate(em.delays):
-            ws = np.flatnonzero(bucket == j - d)
-            for k in ws:
-                toks = np.flatnonzero(tw_arr == k)
-                if em.pool == "last":
-                    p[di, toks[-1]] += 1.0 / len(ws)
-                else:
-                    p[di, toks] += 1.0 / (len(ws) * len(toks))
-        return ids, p, tw_arr
+        return self.em.encode_context(g, words)
 
     def weights(self, g: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Folded W (D × H × V), folded intercept b', and the ridge intercept b (mean response)."""

@@ -282,3 +282,23 @@ def test_per_word_features_and_consistency_gap(small_lm, fitted, record_property
         EncodingModel(lm, tok, layer=1, features="per_sentence")
     with pytest.raises(ValueError, match="trs"):
         consistency_gap(Pipeline(pw), trs=np.array([5000, 1]))
+
+
+def test_encode_context_pools_the_words_of_each_delayed_tr(fitted):
+    """``encode_context``: row d of P averages the last sub-token of the words with onset in
+    TR j − d (rows sum to 1, or 0 where that TR has no word); own words = default."""
+    em, rd = fitted
+    g = 60
+    ctx, _ = em.context_words(g)
+    ids, p, tw = em.encode_context(g)
+    assert p.shape == (len(em.delays), len(ids)) and len(tw) == len(ids)
+    j = rd.tr_local[g]
+    bucket = (rd.onsets[ctx] // rd.tr).astype(int)
+    for di, d in enumerate(em.delays):
+        in_tr = np.flatnonzero(bucket == j - d)
+        np.testing.assert_allclose(p[di].sum(), 1.0 if len(in_tr) else 0.0)
+        assert set(tw[p[di] > 0]) == set(in_tr)
+    same = em.encode_context(g, [str(rd.words[i]) for i in ctx])
+    assert same[0] == ids and np.array_equal(same[1], p)
+    with pytest.raises(ValueError, match="words must have"):
+        em.encode_context(g, ["the"])

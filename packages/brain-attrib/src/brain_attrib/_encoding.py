@@ -117,6 +117,21 @@ class EncodingModel:
         nxt = int(idx[n]) if n < len(idx) else None
         return idx[max(0, n - self.context) : n], nxt
 
+    def encode_context(
+        self, g: int, words: list[str] | None = None
+    ) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """TR ``g``'s context as the pipeline feeds it to the LM: token ids, the pooling matrix
+        ``P`` (|delays| × T; row d averages, over the words with onset in TR j − d, their last
+        sub-token, or all of them with ``pool="mean"``) and each token's word index. ``words``
+        replaces the context's words (same count), as erasure does."""
+        ctx, _ = self.context_words(g)
+        if words is None:
+            words = [str(self.rd_.words[i]) for i in ctx]
+        elif len(words) != len(ctx):
+            raise ValueError(f"words must have the context's {len(ctx)} entries, got {len(words)}")
+        ids, p, _, tw = self._encode(g, list(words), ctx, None)
+        return ids, p, tw
+
     def _encode(
         self, g: int, words: list[str], ctx: np.ndarray, nxt: str | None
     ) -> tuple[list[int], np.ndarray, list[int], np.ndarray]:
