@@ -168,10 +168,11 @@ class EncodingModel:
                     p[di, toks] += 1.0 / (len(ws) * len(toks))
         return ids, p, tgt, tw_arr
 
-    def _pad(self, items: list[tuple[list[int], np.ndarray, list[int], np.ndarray]]):
+    def _pad(self, items: list[tuple[list[int], np.ndarray, list[int], Any]]):
+        """Right-pad token ids and pooling matrices (rows: delays, or 1 per word) to a batch."""
         t = max(len(it[0]) for it in items)
         ids = torch.zeros((len(items), t), dtype=torch.long)
-        p = torch.zeros((len(items), len(self.delays), t), dtype=self.dtype)
+        p = torch.zeros((len(items), items[0][1].shape[0], t), dtype=self.dtype)
         for b, (i, pm, _, _) in enumerate(items):
             ids[b, : len(i)] = torch.as_tensor(i)
             p[b, :, : len(i)] = torch.as_tensor(pm, dtype=self.dtype)

@@ -50,7 +50,7 @@ def word_features(
             total=(len(words) + batch - 1) // batch,
             desc=f"per-word features L{em.layer}",
         ):
-            seqs, pools = [], []
+            items: list[tuple[list[int], np.ndarray, list[int], None]] = []
             for i in words[a : a + batch]:
                 idx = em._run_words[int(run_data.word_run[i])]
                 n = pos_in_run[i]
@@ -70,14 +70,8 @@ def word_features(
                     pool[-1] = 1.0
                 else:
                     pool[-m:] = 1.0 / m
-                seqs.append(ids)
-                pools.append(pool)
-            t = max(len(s) for s in seqs)
-            ids_t = torch.zeros((len(seqs), t), dtype=torch.long)
-            p_t = torch.zeros((len(seqs), 1, t), dtype=em.dtype)
-            for b, (s, p) in enumerate(zip(seqs, pools, strict=True)):
-                ids_t[b, : len(s)] = torch.as_tensor(s)  # right padding: causal, no effect
-                p_t[b, 0, : len(s)] = torch.as_tensor(p, dtype=em.dtype)
+                items.append((ids, pool[None], [], None))
+            ids_t, p_t = em._pad(items)  # right padding: causal, no effect
             f, _ = em._features(em.lm.get_input_embeddings()(ids_t), p_t)  # the per-TR LM call
             out.append(f[:, 0].double().numpy())
     return np.concatenate(out) if out else np.zeros((0, 0))
