@@ -51,6 +51,7 @@ from scipy import ndimage
 from torch.nn import functional as F
 
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
+from shnap._precision import autocast, native_bf16, resolve_bf16
 from shnap._unet import UNet3D
 
 __all__ = [
@@ -270,7 +271,8 @@ class BridgeConfig:
     widths: tuple[int, int, int] = (16, 32, 64)
     margin: int = 3
     crop: int = 16
-    bf16: bool = True
+    #: bf16 autocast: None (default) where the CPU computes bf16 natively, else float32
+    bf16: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -301,7 +303,11 @@ class TrainConfig:
 
 
 def _key(*configs: Any) -> str:
-    blob = json.dumps([asdict(c) for c in configs] + [_CODE_VERSION], sort_keys=True)
+    dicts = [asdict(c) for c in configs]
+    for d in dicts:  # the precision actually run, so float32 and bf16 trainings never share
+        if "bf16" in d and d["bf16"] is None:
+            d["bf16"] = native_bf16()
+    blob = json.dumps([*dicts, _CODE_VERSION], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -447,6 +453,7 @@ class Bridge:
     ) -> tuple[UNet3D, list[float]]:
         """One network of :meth:`train` (validated input): the UNet and its per-step losses."""
         seed = train.seed + seed_offset
+        bf16 = resolve_bf16(config.bf16, "BridgeConfig")
         torch.manual_seed(seed)
         rng = np.random.default_rng([seed, 5])
         pool = np.stack(
@@ -531,7 +538,7 @@ class Bridge:
             )
             xt = bridge_marginal(start, x1, tt, config.sigma, torch.randn_like(x0))
             xt = torch.where(m > 0, xt, xin)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+            with autocast(bf16):
                 pred = net(xt, m, t, prior, pm)
             loss = ((pred.float() - x0).abs() * m).sum() / m.sum()
             opt.zero_grad()
@@ -735,6 +742,7 @@ class Bridge:
         """Run the sampler from ``t0`` to 0 in ``steps`` equal steps for every job, with
         ``net`` (default :attr:`unet`, the removal network)."""
         net = self.unet if net is None else net
+        bf16 = resolve_bf16(self.config.bf16, "BridgeConfig")
         results: list[np.ndarray | None] = [None] * len(jobs)
         by_shape: dict[tuple, list[int]] = {}
         for i, j in enumerate(jobs):
@@ -763,7 +771,7 @@ class Bridge:
                     t = t0 * (1 - k / steps)
                     s = t0 * (1 - (k + 1) / steps)
                     tb = torch.full((len(ids),), t)
-                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.config.bf16):
+                    with autocast(bf16):
                         x0h = net(x, mf, tb, *cond)
                     x0h = x0h.float()
                     if k == steps - 1:

@@ -29,6 +29,7 @@ from scipy import ndimage
 
 from shnap._bridge import _STRUCT, _extract, _paste, crop_boxes, shell_mean
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
+from shnap._precision import autocast, resolve_bf16
 from shnap._unet import UNet3D
 
 __all__ = ["DDPMConfig", "GlobalMeanFill", "RePaint", "ShellMeanFill", "ZeroFill", "alpha_bar"]
@@ -169,7 +170,8 @@ class DDPMConfig:
     batch_size: int = 32
     lr: float = 2e-3
     seed: int = 0
-    bf16: bool = True
+    #: bf16 autocast: None (default) where the CPU computes bf16 natively, else float32
+    bf16: bool | None = None
 
 
 class RePaint:
@@ -213,6 +215,7 @@ class RePaint:
         opt = torch.optim.Adam(net.parameters(), lr=config.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.train_steps)
         zero = torch.zeros(config.batch_size, 1, *crops.shape[1:])
+        bf16 = resolve_bf16(config.bf16, "DDPMConfig")
         losses = []
         t0 = time.perf_counter()
         net.train()
@@ -224,7 +227,7 @@ class RePaint:
             t = torch.rand(config.batch_size)
             ab = torch.from_numpy(alpha_bar(t.numpy())).float()[:, None, None, None, None]
             xt = ab.sqrt() * x0 + (1 - ab).sqrt() * torch.randn_like(x0)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+            with autocast(bf16):
                 pred = net(xt, zero, t)
             loss = (pred.float() - x0).abs().mean()
             opt.zero_grad()
@@ -331,6 +334,7 @@ class RePaint:
 
     def _sample(self, part: list[tuple], t0: float) -> list[np.ndarray]:
         cfg = self.config
+        bf16 = resolve_bf16(cfg.bf16, "DDPMConfig")
         n = max(1, round(cfg.steps * t0))
         draws = 1 + 3 * n * cfg.jumps
         noise = torch.from_numpy(
@@ -358,7 +362,7 @@ class RePaint:
             alpha = at / as_
             beta = 1 - alpha
             for r in range(cfg.jumps):
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.bf16):
+                with autocast(bf16):
                     x0h = self.unet(x, zero, torch.full((len(part),), t)).float()
                 mean = (math.sqrt(as_) * beta / (1 - at)) * x0h + (
                     math.sqrt(alpha) * (1 - as_) / (1 - at)

@@ -30,6 +30,8 @@ import torch
 from scipy import ndimage
 from torch import nn
 
+from shnap._precision import autocast, native_bf16
+
 __all__ = [
     "RealismReport",
     "box_crop",
@@ -133,7 +135,7 @@ def crop_features(crop: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 class _TinyDiscriminator(nn.Module):
     """Conv(2→8)-pool-Conv(8→16)-pool-Conv(16→32), global mean and max, linear; trained with
-    Adam (lr 3e-3, weight decay 1e-4), random flips, bf16 autocast."""
+    Adam (lr 3e-3, weight decay 1e-4), random flips, bf16 autocast where the CPU computes bf16 natively."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -171,14 +173,14 @@ def _cnn_scores(
             dims = [d for d in (2, 3, 4) if rng.random() < 0.5]
             if dims:
                 xb = torch.flip(xb, dims)
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+            with autocast(native_bf16()):
                 logits = net(xb).float()
             loss = nn.functional.binary_cross_entropy_with_logits(logits, yt[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
     net.eval()
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.no_grad(), autocast(native_bf16()):
         return net(torch.from_numpy(test_x)).float().numpy()
 
 
