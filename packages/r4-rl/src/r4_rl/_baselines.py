@@ -63,7 +63,7 @@ def fit_rbrl(
     kappa: float = 30.0,
     batch_size: int = 320,
     lr: float = 3e-3,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> FitResult:
     """Fit ``model`` with the RbRL loss (White et al., AAAI 2024) on ``batch_size`` trajectories
     per step (default 64 × 5, the trajectories one R4 step sees with 5 bins)."""
@@ -94,7 +94,7 @@ def fit_bt(
     *,
     batch_size: int = 160,
     lr: float = 3e-3,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> FitResult:
     """Bradley–Terry reward learning on ``pairs (B, 2)`` of trajectory indices with labels
     ``prefs (B,)`` in [0, 1] (1: the first is preferred); ``batch_size`` pairs per step."""
@@ -110,7 +110,7 @@ def fit_bt(
     ep = check_epochs(epochs)
     take, spe = _draws(len(p), batch_size)
     pt = torch.from_numpy(p.astype(np.int64))
-    yt = torch.from_numpy(y).float()
+    yt = torch.from_numpy(y).to(model.dtype)
 
     def step_loss(rng: np.random.Generator) -> torch.Tensor:
         idx = torch.from_numpy(rng.choice(len(p), size=take, replace=False))
@@ -132,14 +132,14 @@ def fit_regression(
     n_bins: int | None = None,
     batch_size: int = 320,
     lr: float = 3e-3,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> FitResult:
     """Naive rating regression: mean squared error between ``Ĝ(τ)`` and the rating."""
     _check_model(model, trajs)
     r, _ = check_ratings(ratings, len(trajs), n_bins)
     ep = check_epochs(epochs)
     take, spe = _draws(len(trajs), batch_size)
-    rt = torch.from_numpy(r).float()
+    rt = torch.from_numpy(r).to(model.dtype)
 
     def step_loss(rng: np.random.Generator) -> torch.Tensor:
         idx = torch.from_numpy(rng.choice(len(trajs), size=take, replace=False))

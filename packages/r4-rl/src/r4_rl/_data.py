@@ -184,7 +184,7 @@ def pendulum_pool(
     seed: int = 0,
     random_fraction: float = 0.2,
     horizon: int = 200,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> tuple[Trajectories, np.ndarray]:
     """Pendulum-v1 rollouts of the energy swing-up + PD family with action noise, plus random.
 
@@ -195,10 +195,9 @@ def pendulum_pool(
     Returns:
         ``(trajectories, true_returns)``.
     """
-    from icml26_shared.experiment import progress as bar
-
     from ._envs import PendulumSwingUp, make_pendulum
     from ._planners import rollout
+    from ._progress import bar
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an integer >= 2, got {n!r}")

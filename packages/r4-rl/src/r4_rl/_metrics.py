@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import kendalltau
 
 from icml26_shared.checks import check_finite_array, check_same_length
 
@@ -24,6 +23,8 @@ def kendall_tau(pred: Any, true: Any) -> float:
     check_same_length(pred=p, true=t)
     if p.size < 2:
         raise ValueError(f"pred must hold at least 2 returns, got {p.size}")
+    from scipy.stats import kendalltau  # imported on first use: scipy.stats takes seconds
+
     tau = kendalltau(p, t).statistic
     return 0.0 if not np.isfinite(tau) else round(float(tau), 12)
 

@@ -11,10 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml26_shared.experiment import progress as bar
-
 from ._data import Trajectories
 from ._envs import space_kind
+from ._progress import bar
 
 __all__ = ["FitResult", "RewardModel"]
 
@@ -79,6 +78,11 @@ class RewardModel(nn.Module):
                     p.uniform_(-bound, bound, generator=gen)
 
     @property
+    def dtype(self) -> torch.dtype:
+        """The floating dtype of the network's weights (inputs are cast to it)."""
+        return next(self.net.parameters()).dtype
+
+    @property
     def tabular(self) -> bool:
         """True when both spaces are discrete (rewards come from a ``(S, A)`` table)."""
         return self.obs_kind == "discrete" and self.act_kind == "discrete"
@@ -91,8 +95,8 @@ class RewardModel(nn.Module):
                 raise ValueError(
                     f"discrete indices must be in [0, {dim}), got {x.min()}..{x.max()}"
                 )
-            return nn.functional.one_hot(x.long(), dim).float()
-        x = x.float().reshape(*x.shape[:lead], -1)
+            return nn.functional.one_hot(x.long(), dim).to(self.dtype)
+        x = x.to(self.dtype).reshape(*x.shape[:lead], -1)
         if x.shape[-1] != dim:
             raise ValueError(f"box inputs must have {dim} features, got {x.shape[-1]}")
         return x
@@ -179,7 +183,7 @@ def train_loop(
     steps: int,
     lr: float,
     seed: int,
-    progress: bool,
+    progress: bool | None,
     desc: str,
 ) -> FitResult:
     """Adam on ``step_loss(rng)`` for ``steps`` steps (shared by R4 and the baselines)."""
@@ -220,12 +224,13 @@ def check_ratings(ratings: Any, n: int, n_bins: int | None) -> tuple[np.ndarray,
         bad = r[r != np.round(r)][0]
         raise ValueError(f"ratings must be integers in [0, n_bins), got {bad}")
     r = r.astype(np.int64)
-    nb = int(r.max()) + 1 if n_bins is None else int(n_bins)
-    if nb < 2:
-        raise ValueError(f"n_bins must be >= 2, got {nb}")
+    if r.size and np.unique(r).size < 2:
+        raise ValueError(f"ratings must hold at least two distinct ratings, got only {r[0]}")
+    nb = int(r.max()) + 1 if n_bins is None else n_bins
+    if isinstance(nb, bool) or not isinstance(nb, int | np.integer) or nb < 2:
+        raise ValueError(f"n_bins must be an integer >= 2, got {nb!r}")
+    nb = int(nb)
     if r.min() < 0 or r.max() >= nb:
         bad = r[(r < 0) | (r >= nb)][0]
         raise ValueError(f"ratings must be integers in [0, {nb}), got {bad}")
-    if np.unique(r).size < 2:
-        raise ValueError(f"ratings must hold at least two distinct ratings, got only {r[0]}")
     return r, nb

@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from icml26_shared.experiment import progress as bar
-
 from ._envs import GridWorld, space_kind
+from ._progress import bar
 
 __all__ = ["CEMResult", "cem_search", "q_learning", "rollout"]
 
@@ -49,7 +48,7 @@ def q_learning(
     episodes: int = 20_000,
     n_envs: int = 100,
     seed: int = 0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> np.ndarray:
     """Time-indexed tabular Q-learning on ``reward_fn`` with the env's sampled dynamics.
 
@@ -60,7 +59,7 @@ def q_learning(
         episodes: total episodes, run ``n_envs`` at a time.
         n_envs: parallel episodes per sweep.
         seed: random seed.
-        progress: show a progress bar.
+        progress: show a progress bar (default: only when stderr is a terminal).
 
     Returns:
         The greedy policy ``(H, S)`` of the learned table.
@@ -159,7 +158,7 @@ def cem_search(
     elite_frac: float = 0.25,
     episodes: int = 2,
     seed: int = 0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> CEMResult:
     """Cross-entropy search over ``policy_family`` parameters, scored by ``reward_fn``.
 
@@ -172,7 +171,7 @@ def cem_search(
         iterations, population, elite_frac, episodes: CEM sizes (episodes per candidate use
             common seeds within an iteration).
         seed: random seed.
-        progress: show a progress bar.
+        progress: show a progress bar (default: only when stderr is a terminal).
     """
     for name in ("observation_space", "action_space"):
         kind, _ = space_kind(getattr(env, name, None), f"env.{name}")

@@ -39,7 +39,7 @@ def fit_r4(
     eps: float = 1.0,
     lr: float = 3e-3,
     ood_weight: float = 0.0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> FitResult:
     """Fit ``model`` in place on (trajectory, rating) pairs with the rMSE loss of R4.
 
@@ -55,7 +55,7 @@ def fit_r4(
         eps: soft-rank strength ε (the margin between consecutive ranked returns).
         lr: Adam step size.
         ood_weight: λ of the OOD term (tabular models only; 0 = off).
-        progress: show a progress bar.
+        progress: show a progress bar (default: only when stderr is a terminal).
 
     Returns:
         A :class:`FitResult` (the model is trained in place).

@@ -80,7 +80,14 @@ class Rater:
         self.scale = float(np.std(ref))
         if self.edges is None:
             k = self.n_bins - self.unused_bins
-            self.edges = np.quantile(ref, np.arange(1, k) / k)
+            edges = np.quantile(ref, np.arange(1, k) / k)
+            if np.any(np.diff(edges) <= 0) or (self.noise > 0 and self.scale == 0):
+                raise ValueError(
+                    f"reference_returns must give {k - 1} increasing quantile edges for {k} "
+                    f"rating classes, got {edges.tolist()} from {np.unique(ref).size} distinct "
+                    "returns; pass a more varied pool, fewer n_bins, or edges="
+                )
+            self.edges = edges
         return self
 
     def _require_fit(self) -> tuple[float, np.ndarray]:

@@ -48,6 +48,8 @@ def _check_values(v: Any, name: str) -> torch.Tensor:
         raise ValueError(f"{name} must have dtype float32 or float64, got {v.dtype}")
     if v.ndim < 1:
         raise ValueError(f"{name} must have shape (..., m) with at least one dimension, got ()")
+    if v.device.type == "meta":
+        raise ValueError(f"{name} must hold data (a cpu or cuda tensor), got device 'meta'")
     if v.numel() > 0 and not bool(torch.isfinite(v).all()):
         bad = v[~torch.isfinite(v)].flatten()[0].item()
         raise ValueError(f"{name} must be finite, got {bad}")
