@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from jax import lax
 
-from ._types import POWER_ITERATIONS, power_start
+from ._types import POWER_ITERATIONS, RETRY_RESIDUAL, power_start
 
 __all__ = ["jax_vjp"]
 
@@ -82,7 +82,13 @@ def _cholesky(H: jax.Array, ridge: jax.Array) -> jax.Array:
 
 
 def _attempt(
-    Q: jax.Array, C: jax.Array, w: jax.Array, g: jax.Array, ridge: jax.Array, refine: int
+    Q: jax.Array,
+    C: jax.Array,
+    w: jax.Array,
+    g: jax.Array,
+    ridge: jax.Array,
+    refine: int,
+    v_scale: jax.Array,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     X = C * jnp.sqrt(w)[:, None]
     L = _cholesky(Q + X.T @ X, ridge)
@@ -105,7 +111,8 @@ def _attempt(
         v = v + dv
         Cv = C @ v
         t = t + w * Cv
-        rel = jnp.linalg.norm(dv) / jnp.maximum(jnp.linalg.norm(v), 1e-300)
+        # on the problem's scale (see dxpp._backward._refine): v → 0 at a vertex
+        rel = jnp.linalg.norm(dv) / jnp.maximum(jnp.linalg.norm(v) + v_scale, 1e-300)
         conv = rel <= 1e-9
         done = conv | (rel > 0.5 * prev)
         return i + 1, v, t, Cv, rel, done, conv
@@ -116,14 +123,20 @@ def _attempt(
 
 
 def _residual(
-    Q: jax.Array, C: jax.Array, g: jax.Array, v: jax.Array, t: jax.Array, q_norm: jax.Array
+    Q: jax.Array,
+    C: jax.Array,
+    g: jax.Array,
+    v: jax.Array,
+    t: jax.Array,
+    q_norm: jax.Array,
+    v_scale: jax.Array,
 ) -> jax.Array:
     c_norm = jnp.sqrt(jnp.max(jnp.sum(C * C, axis=-1), initial=0.0))
     nv, nt = jnp.linalg.norm(v), jnp.linalg.norm(t)
     stat = jnp.linalg.norm(g - Q @ v - C.T @ t) / jnp.maximum(
         jnp.linalg.norm(g) + q_norm * nv + c_norm * nt, 1e-300
     )
-    feas = jnp.linalg.norm(C @ v) / jnp.maximum(c_norm * nv, 1e-300)
+    feas = jnp.linalg.norm(C @ v) / jnp.maximum(c_norm * (nv + v_scale), 1e-300)
     return jnp.maximum(stat, feas)
 
 
@@ -141,23 +154,26 @@ def _penalty(
     q_norm = _spectral_norm(Q)
     w = _weights(C, d, x, valid, q_norm, beta, c)
     ridge = 1e-13 * jnp.maximum(q_norm, 1.0) * Q.shape[0]
+    r2 = jnp.sum(C * C, axis=-1)
+    med = _masked_median(jnp.where(r2 > 0, r2, 1.0), valid)
+    v_scale = jnp.linalg.norm(g) / jnp.where(q_norm > 0, q_norm, med)
 
     def cond(s: tuple) -> jax.Array:
         return (s[0] <= (2 if refine else 0)) & ~s[4]
 
     def body(s: tuple) -> tuple:
         # attempt k with the weights ×10³ᵏ; later attempts only when the refinement did not
-        # converge and the reduced-KKT backward error is still above 1e-6 (numpy core's rule)
+        # converge and the reduced-KKT backward error is above RETRY_RESIDUAL (numpy core's rule)
         k, v, t, res, _ = s
-        v2, t2, conv2 = _attempt(Q, C, w * jnp.power(1e3, k), g, ridge, refine)
-        res2 = _residual(Q, C, g, v2, t2, q_norm)
+        v2, t2, conv2 = _attempt(Q, C, w * jnp.power(1e3, k), g, ridge, refine, v_scale)
+        res2 = _residual(Q, C, g, v2, t2, q_norm, v_scale)
         take = (k == 0) | conv2 | (res2 < res)
         return (
             k + 1,
             jnp.where(take, v2, v),
             jnp.where(take, t2, t),
             jnp.where(take, res2, res),
-            conv2 | (res2 <= 1e-6),
+            conv2 | (res2 <= RETRY_RESIDUAL),
         )
 
     init = (

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import torch
 
-from ._types import POWER_ITERATIONS, power_start
+from ._types import POWER_ITERATIONS, RETRY_RESIDUAL, power_start
 
 __all__ = ["TorchGrads", "torch_vjp"]
 
@@ -195,10 +195,11 @@ def _factor(make_H: Callable[[], Tensor], ridge: Tensor) -> tuple[Solve, str]:
 
 
 def _refine(
-    Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve, refine: int
+    Q: Tensor, C: Tensor, w: Tensor, g: Tensor, solve: Solve, refine: int, v_scale: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Penalty solve + multiplier steps (residual form), per problem until its update is
-    below 1e-9 relative or stops halving; finished problems are frozen."""
+    below ``1e-9 (‖v‖ + v_scale)`` or stops halving; finished problems are frozen
+    (``v_scale = ‖g‖/‖Q‖``: see ``dxpp._backward._refine``)."""
     v = solve(g)
     Cv = _mv(C, v)
     t = w * Cv
@@ -212,9 +213,9 @@ def _refine(
         v = v + dv
         Cv = _mv(C, v)
         t = torch.where(done.unsqueeze(-1), t, t + w * Cv)
-        rel = torch.linalg.vector_norm(dv, dim=-1) / torch.linalg.vector_norm(v, dim=-1).clamp(
-            min=1e-300
-        )
+        rel = torch.linalg.vector_norm(dv, dim=-1) / (
+            torch.linalg.vector_norm(v, dim=-1) + v_scale
+        ).clamp(min=1e-300)
         new_conv = ~done & (rel <= 1e-9)
         stalled = ~done & ~new_conv & (rel > 0.5 * prev)
         conv = conv | new_conv
@@ -225,49 +226,61 @@ def _refine(
     return v, t, conv
 
 
-def _kkt_residual(Q: Tensor, C: Tensor, g: Tensor, v: Tensor, t: Tensor, q_norm: Tensor) -> Tensor:
-    """Normwise backward error of ``[Q Cᵀ; C 0][v; t] = [g; 0]`` per problem."""
+def _kkt_residual(
+    Q: Tensor, C: Tensor, g: Tensor, v: Tensor, t: Tensor, q_norm: Tensor, v_scale: Tensor
+) -> Tensor:
+    """Normwise backward error of ``[Q Cᵀ; C 0][v; t] = [g; 0]`` per problem, feasibility on
+    the problem's scale, ``‖Cv‖/(‖C‖(‖v‖ + v_scale))`` (see ``dxpp._backward._kkt_residual``)."""
     norm = torch.linalg.vector_norm
     c_norm = (C * C).sum(-1).amax(-1).sqrt() if C.shape[1] else torch.zeros_like(q_norm)
     nv, nt = norm(v, dim=-1), norm(t, dim=-1)
     stat = norm(g - _mv(Q, v) - _mtv(C, t), dim=-1) / (
         norm(g, dim=-1) + q_norm * nv + c_norm * nt
     ).clamp(min=1e-300)
-    feas = norm(_mv(C, v), dim=-1) / (c_norm * nv).clamp(min=1e-300)
+    feas = norm(_mv(C, v), dim=-1) / (c_norm * (nv + v_scale)).clamp(min=1e-300)
     return torch.maximum(stat, feas)
 
 
+def _v_scale(g: Tensor, C: Tensor, valid: Tensor, q_norm: Tensor) -> Tensor:
+    """The natural size of the adjoint per problem, ``‖g‖/‖Q‖`` (``‖g‖/med‖C_i‖²`` when
+    ``Q = 0``)."""
+    r2 = (C * C).sum(-1)
+    med = _masked_median(torch.where(r2 > 0, r2, 1.0), valid)
+    return torch.linalg.vector_norm(g, dim=-1) / torch.where(q_norm > 0, q_norm, med)
+
+
 def _penalty_adjoint(
-    Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor, refine: int
+    Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor, refine: int, v_scale: Tensor
 ) -> tuple[Tensor, Tensor]:
     """``(Q + Cᵀ W C) v = g``, refined; problems whose reduced-KKT backward error stays above
-    1e-6 (nearly dependent active rows) are redone with the weights ×10³ (at most twice)."""
+    ``RETRY_RESIDUAL`` (nearly dependent active rows, or a slow contraction) are redone with
+    the weights ×10³ (at most twice)."""
     ridge = 1e-13 * q_norm.clamp(min=1.0) * Q.shape[-1]
 
     def attempt(
-        Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor, ra: Tensor
+        Qa: Tensor, Ca: Tensor, wa: Tensor, ga: Tensor, ra: Tensor, sa: Tensor
     ) -> tuple[Tensor, Tensor, Tensor]:
         X = Ca * wa.sqrt().unsqueeze(-1)
         solve, _ = _factor(lambda: _penalty_lower(Qa, X), ra)
-        return _refine(Qa, Ca, wa, ga, solve, refine)
+        return _refine(Qa, Ca, wa, ga, solve, refine, sa)
 
-    v, t, conv = attempt(Q, C, w, g, ridge)
+    v, t, conv = attempt(Q, C, w, g, ridge, v_scale)
     if not refine or bool(conv.all()):  # converged refinement: the residual check is moot
         return v, t
-    res = _kkt_residual(Q, C, g, v, t, q_norm)
-    need = ~conv & (res > 1e-6)
+    res = _kkt_residual(Q, C, g, v, t, q_norm, v_scale)
+    need = ~conv & (res > RETRY_RESIDUAL)
     for k in (1, 2):
         if not bool(need.any()):
             break
         idx = need.nonzero().squeeze(-1)
-        v2, t2, conv2 = attempt(Q[idx], C[idx], w[idx] * 1e3**k, g[idx], ridge[idx])
-        res2 = _kkt_residual(Q[idx], C[idx], g[idx], v2, t2, q_norm[idx])
+        v2, t2, conv2 = attempt(Q[idx], C[idx], w[idx] * 1e3**k, g[idx], ridge[idx], v_scale[idx])
+        res2 = _kkt_residual(Q[idx], C[idx], g[idx], v2, t2, q_norm[idx], v_scale[idx])
         take = conv2 | (res2 < res[idx])
         v[idx] = torch.where(take.unsqueeze(-1), v2, v[idx])
         t[idx] = torch.where(take.unsqueeze(-1), t2, t[idx])
         res[idx] = torch.where(take, res2, res[idx])
         need = need.clone()
-        need[idx] = ~conv2 & (res2 > 1e-6)
+        need[idx] = ~conv2 & (res2 > RETRY_RESIDUAL)
     return v, t
 
 
@@ -348,7 +361,7 @@ def torch_vjp(
     if mode == "penalty":
         q_norm = spectral_norm(Qs)
         w = _weights(C, d, x, valid, q_norm, beta, c)
-        v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine)
+        v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine, _v_scale(g, C, valid, q_norm))
     else:
         v, t = _exact_adjoint(Qs, C, valid, g)
     kmax = idx.shape[1]

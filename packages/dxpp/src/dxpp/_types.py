@@ -11,6 +11,9 @@ from numpy.typing import NDArray
 
 __all__ = ["POWER_ITERATIONS", "QPGrad", "QPSolution", "power_start", "spectral_norm"]
 
+#: backward error of the reduced KKT system below which an unconverged penalty solve is kept;
+#: above it (and without convergence) the solve is redone with the weights ×10³, at most twice
+RETRY_RESIDUAL = 1e-12
 POWER_ITERATIONS = 5
 
 

@@ -132,7 +132,26 @@ def _batch_of(arrays: dict[str, tuple[Any, int]]) -> int:
     return max(sizes.values(), default=1)
 
 
-def _check_symmetric_psd(Q: Any, check_psd: bool, warn_psd: bool = True) -> Any:
+def symmetry_tolerance(dtype: Any) -> float:
+    """Relative tolerance of the symmetry test, ``max(100·eps, 1e-8)`` of ``Q``'s dtype:
+    1.2e-5 for float32 (where ``L Lᵀ + εI`` is symmetric only to rounding), 1e-8 for float64."""
+    return max(100.0 * float(np.finfo(dtype).eps), 1e-8)
+
+
+def psd_shift(dtype: Any) -> float:
+    """Relative diagonal shift of the PSD test, ``max(10·eps, 1e-9)`` (times ``n·max|diag|``)."""
+    return max(10.0 * float(np.finfo(dtype).eps), 1e-9)
+
+
+def _input_dtype(M: Any) -> np.dtype:
+    d = np.asarray(M.data if is_sparse(M) else M).dtype
+    return d if d.kind == "f" else np.dtype(np.float64)
+
+
+def _check_symmetric_psd(
+    Q: Any, check_psd: bool, warn_psd: bool = True, q_dtype: Any = np.float64
+) -> Any:
+    tol = symmetry_tolerance(q_dtype)
     if is_sparse(Q):
         QT = Q.T.tocsc()  # sorted indices (a transpose by counting)
         same = (
@@ -146,7 +165,7 @@ def _check_symmetric_psd(Q: Any, check_psd: bool, warn_psd: bool = True) -> Any:
             diff = (Q - QT).data
         big = float(np.abs(Q.data).max()) if Q.nnz else 0.0
         worst = float(np.abs(diff).max()) if diff.size else 0.0
-        if worst > 1e-8 * max(big, 1e-300):
+        if worst > tol * max(big, 1e-300):
             raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {worst:.3g}")
         if worst == 0.0:
             return Q
@@ -154,7 +173,7 @@ def _check_symmetric_psd(Q: Any, check_psd: bool, warn_psd: bool = True) -> Any:
     mats = Q if Q.ndim == 3 else Q[None]
     big = np.abs(mats).max(axis=(1, 2))
     asym = np.abs(mats - mats.transpose(0, 2, 1)).max(axis=(1, 2))
-    bad = asym > 1e-8 * np.maximum(big, 1e-300)
+    bad = asym > tol * np.maximum(big, 1e-300)
     if bad.any():
         k = int(np.argmax(bad))
         raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym[k]:.3g} (batch {k})")
@@ -170,7 +189,7 @@ def _check_symmetric_psd(Q: Any, check_psd: bool, warn_psd: bool = True) -> Any:
     if check_psd:
         n = sym.shape[1]
         for k, M in enumerate(sym):
-            shift = 1e-9 * max(float(np.abs(np.diag(M)).max()), 1e-300) * n
+            shift = psd_shift(q_dtype) * max(float(np.abs(np.diag(M)).max()), 1e-300) * n
             try:
                 sla.cholesky(M + shift * np.eye(n), lower=True, check_finite=False)
             except np.linalg.LinAlgError:
@@ -192,11 +211,14 @@ def canonicalize(
     *,
     check_psd: bool = True,
     warn_psd: bool = True,
+    q_dtype: Any = None,
 ) -> QPData:
     """Check ``(Q, q, G, h, A, b)`` and return the canonical :class:`QPData`.
 
     ``check_psd=False`` skips the Cholesky test of dense ``Q`` but still warns (when
-    ``warn_psd``) if a diagonal entry is negative, a free necessary test.
+    ``warn_psd``) if a diagonal entry is negative, a free necessary test. The symmetry and
+    PSD tolerances follow ``Q``'s dtype (``q_dtype``, default: ``Q``'s own), see
+    :func:`symmetry_tolerance`.
 
     Raises:
         ValueError: non-square/non-symmetric/non-PSD ``Q``, mismatched shapes, NaN/inf,
@@ -207,6 +229,8 @@ def canonicalize(
         if v is not None and np.iscomplexobj(v.data if is_sparse(v) else v):
             raise TypeError(f"{name} must be real-valued, got a complex array")
     dtype = _float_dtype(Q, q, G, h, A, b)
+    if q_dtype is None and Q is not None:
+        q_dtype = _input_dtype(Q)
     if (G is None) != (h is None):
         raise ValueError(
             f"G and h must be given together, got G={type(G).__name__}, h={type(h).__name__}"
@@ -254,7 +278,7 @@ def canonicalize(
                     f"got a batch of shape {M.shape}"
                 )
         Qm, Gm, Am = (sp.csc_matrix(M) for M in (Qm, Gm, Am))
-    Qm = _check_symmetric_psd(Qm, check_psd and not sparse, warn_psd)
+    Qm = _check_symmetric_psd(Qm, check_psd and not sparse, warn_psd, q_dtype or np.float64)
 
     def vec(v: NDArray[np.float64]) -> NDArray[np.float64]:
         v = v if v.ndim == 2 else v[None]

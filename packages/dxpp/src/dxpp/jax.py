@@ -72,7 +72,11 @@ def _result_shapes(args: tuple, present: tuple[bool, ...]) -> tuple[Any, ...]:
 @functools.lru_cache(maxsize=64)
 def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
     def solve_host(*args: Any) -> tuple[np.ndarray, ...]:
-        data = canonicalize(*_host_problem(args, present), check_psd=opts.check_psd)
+        data = canonicalize(
+            *_host_problem(args, present),
+            check_psd=opts.check_psd,
+            q_dtype=np.asarray(args[0]).dtype,
+        )
         out = _host_solution(data, opts)
         return tuple(np.asarray(a, dtype=args[1].dtype) for a in out)
 
@@ -168,7 +172,11 @@ def _run(opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -> 
     if host is None:
         sol = forward(args)
     else:  # validate and solve now: errors surface as themselves, not inside a callback
-        data = canonicalize(*_host_problem(tuple(host), present), check_psd=opts.check_psd)
+        data = canonicalize(
+            *_host_problem(tuple(host), present),
+            check_psd=opts.check_psd,
+            q_dtype=np.dtype(dt),
+        )
         sol = tuple(jnp.asarray(a, dtype=dt) for a in _host_solution(data, opts))
     return qp(args, sol)
 

@@ -34,7 +34,7 @@ from icml26_shared.checks import check_choice
 from ._api import LayerOptions, to_input_shapes
 from ._solve import import_qpsolvers
 from ._torch_backward import torch_vjp
-from ._validate import canonicalize
+from ._validate import canonicalize, psd_shift
 
 __all__ = ["QPFunction", "QPLayer", "qp_solve"]
 
@@ -100,15 +100,27 @@ def _batched(t: Any, base: int, B: int, rows: int, n: int, device: torch.device)
     return t.expand(B, *t.shape[1:])
 
 
+def _fit(g: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """A gradient in its input's shape: a batch-summed ``(n, n)`` gradient of a ``(1, n, n)``
+    input (a batch axis of size 1, or one ``expand``-ed from it) is reshaped, a per-problem
+    gradient of a broadcast input summed."""
+    if g.shape == shape:
+        return g
+    if g.numel() == shape.numel():
+        return g.reshape(shape)
+    return g.sum_to_size(shape)
+
+
 def _check_psd(Q: torch.Tensor) -> None:
     """One batched Cholesky of ``Q + shift·I`` in torch; raises if ``Q`` is not PSD."""
+    rel_shift = psd_shift(np.float32 if Q.dtype == torch.float32 else np.float64)
     Q = Q.detach().to(torch.float64)
     mats = Q if Q.ndim == 3 else Q.unsqueeze(0)
     if mats.shape[0] == 0 or mats.shape[-1] == 0:
         return
     diag = torch.diagonal(mats, dim1=-2, dim2=-1)
     n = mats.shape[-1]
-    shift = 1e-9 * diag.abs().amax(-1).clamp(min=1e-300) * n
+    shift = rel_shift * diag.abs().amax(-1).clamp(min=1e-300) * n
     sym = 0.5 * (mats + mats.mT)
     eye = torch.eye(n, dtype=mats.dtype, device=mats.device)
     _, info = torch.linalg.cholesky_ex(sym + shift[:, None, None] * eye)
@@ -133,7 +145,12 @@ class _QPFunction(torch.autograd.Function):
         sparse = any(isinstance(t, torch.Tensor) and t.layout != torch.strided for t in tensors)
         # Q's PSD check runs in torch below; canonicalize only warns when it is switched off
         data = canonicalize(
-            *(_to_numpy(t) for t in tensors), check_psd=False, warn_psd=not opts.check_psd
+            *(_to_numpy(t) for t in tensors),
+            check_psd=False,
+            warn_psd=not opts.check_psd,
+            q_dtype=np.float32
+            if Q.dtype in (torch.float32, torch.float16, torch.bfloat16)
+            else None,
         )
         if opts.check_psd and not sparse:
             _check_psd(Q)
@@ -204,7 +221,7 @@ class _QPFunction(torch.autograd.Function):
         )
         outs: list[Any] = [None]
         for need, gk, t in zip(needs, grads, inputs):
-            outs.append(gk.sum_to_size(t.shape).to(t.dtype) if need and t is not None else None)
+            outs.append(_fit(gk, t.shape).to(t.dtype) if need and t is not None else None)
         return tuple(outs)
 
 
