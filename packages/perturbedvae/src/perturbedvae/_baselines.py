@@ -14,6 +14,7 @@ The mean-only peers return cells as training control cells shifted by their pred
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import torch
@@ -177,7 +178,7 @@ class CPALike:
 
     def fit(
         self, screen: Screen, epochs: int = 100, seed: int = 0, *, lr: float = 1e-4,
-        batch_size: int = 64, progress: bool = False,
+        batch_size: int = 64, progress: bool | None = None,
     ) -> CPALike:  # fmt: skip
         """Adam on the Gaussian NLL + adversarial BCE (gradient reversal); returns ``self``."""
         if not isinstance(screen, Screen):
@@ -208,7 +209,8 @@ class CPALike:
         opt = torch.optim.Adam([*params, self.emb, self.log_var], lr=lr)
         bce = nn.BCEWithLogitsLoss()
         self._controls = screen.X[screen.is_control]
-        for _ in progress_bar(range(epochs), enabled=progress, total=epochs, desc="CPA-like"):
+        on = sys.stderr.isatty() if progress is None else progress
+        for _ in progress_bar(range(epochs), enabled=on, total=epochs, desc="CPA-like"):
             order = torch.randperm(len(X), generator=gen)
             for start in range(0, len(X), batch_size):
                 idx = order[start : start + batch_size]

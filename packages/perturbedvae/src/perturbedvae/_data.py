@@ -201,6 +201,24 @@ def _looks_like_counts(X: NDArray[np.float64]) -> bool:
     return bool(X.size and np.all(X >= 0) and np.all(X == np.round(X)) and X.max() > 1)
 
 
+def _read_h5ad(path: str | Path) -> Any:
+    """``anndata.read_h5ad`` with errors that name the file and what is wrong with it."""
+    import anndata
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(
+            f"source must be an existing .h5ad file, got {str(p)!r} (not found)"
+        )
+    try:
+        return anndata.read_h5ad(p)
+    except Exception as exc:
+        raise ValueError(
+            f"source {str(p)!r} is not a readable .h5ad file (corrupt, truncated or another "
+            f"format): {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 def read_screen(
     source: str | Path | Any,
     condition_key: str = "condition",
@@ -229,7 +247,7 @@ def read_screen(
     """
     import anndata
 
-    adata = anndata.read_h5ad(source) if isinstance(source, str | Path) else source
+    adata = _read_h5ad(source) if isinstance(source, str | Path) else source
     if not isinstance(adata, anndata.AnnData):
         raise TypeError(f"source must be a path or an AnnData, got {type(source).__name__}")
     if condition_key not in adata.obs:

@@ -28,6 +28,7 @@ expectation over q(z_ι) = N(m_ι, diag s_ι²) is also exact::
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,7 @@ from torch import nn
 from icml26_shared.checks import check_finite_array, check_positive, check_positive_int
 from icml26_shared.experiment import progress as progress_bar
 
-from ._data import CONTROL, Screen, _parse_label, encode_conditions
+from ._data import CONTROL, Screen, _parse_label, encode_conditions, read_screen
 
 __all__ = ["PerturbedVAE", "Prediction", "Programs", "scm_kl"]
 
@@ -314,10 +315,24 @@ class PerturbedVAE:
         self.history: list[float] = []
 
     # ------------------------------------------------------------------ checks
+    def _as_screen(self, screen: Any, name: str = "screen") -> Screen:
+        """A :class:`Screen`, or an ``AnnData`` read by ``read_screen`` with its defaults."""
+        if type(screen).__name__ == "AnnData" and type(screen).__module__.startswith("anndata"):
+            try:
+                screen = read_screen(screen, keep_counts=self.likelihood == "nb")
+            except ValueError as exc:
+                raise ValueError(
+                    f"{name}: an AnnData is read with read_screen's defaults ({exc}); "
+                    "call perturbedvae.data.read_screen(adata, condition_key=..., control=..., "
+                    "sep=...) and pass the Screen"
+                ) from exc
+        return self._check_screen(screen, name)
+
     def _check_screen(self, screen: Any, name: str = "screen") -> Screen:
         if not isinstance(screen, Screen):
             raise TypeError(
-                f"{name} must be a perturbedvae.data.Screen, got {type(screen).__name__}"
+                f"{name} must be a perturbedvae.data.Screen or an AnnData, "
+                f"got {type(screen).__name__}"
             )
         if screen.n_genes != self.n_genes:
             raise ValueError(f"{name} has {screen.n_genes} genes, the model expects {self.n_genes}")
@@ -334,9 +349,20 @@ class PerturbedVAE:
             raise ValueError(f"{name}.X has negative values; the nb likelihood needs counts >= 0")
         return screen
 
+    def _warn_non_counts(self, X: NDArray[np.float64], name: str) -> None:
+        if self.likelihood == "nb" and not np.array_equal(X, np.round(X)):
+            bad = X[X != np.round(X)].flat[0]
+            warnings.warn(
+                f"{name}.X holds non-integer values (e.g. {bad:.4g}) but likelihood='nb' models "
+                "raw counts; read counts with read_screen(..., keep_counts=True) or use "
+                "likelihood='gaussian' for log-normalised data",
+                UserWarning,
+                stacklevel=3,
+            )
+
     def _check_X(self, X: ArrayLike | Screen, name: str = "X") -> NDArray[np.float64]:
-        if isinstance(X, Screen):
-            return self._check_screen(X, name).X
+        if isinstance(X, Screen) or type(X).__name__ == "AnnData":
+            return self._as_screen(X, name).X
         arr = check_finite_array(X, name, ndim=2)
         if arr.shape[1] != self.n_genes:
             raise ValueError(f"{name} must have {self.n_genes} gene columns, got {arr.shape[1]}")
@@ -352,14 +378,14 @@ class PerturbedVAE:
     # ------------------------------------------------------------------ training
     def fit(
         self,
-        screen: Screen,
+        screen: Screen | Any,
         epochs: int = 100,
         seed: int = 0,
         *,
         lr: float = 1e-4,
         batch_size: int = 64,
         warmup: float = 0.25,
-        progress: bool = False,
+        progress: bool | None = None,
     ) -> PerturbedVAE:
         """Maximise the ELBO (plus alignment and L1) with Adam; returns ``self``.
 
@@ -367,8 +393,13 @@ class PerturbedVAE:
         ``screen.batch`` is set (uniformly where its batch has no control). The KL terms are
         weighted by a linear warm-up from 0 to 1 over the first ``warmup`` fraction of the steps
         (a standard guard against posterior collapse; ``warmup=0`` trains the plain ELBO).
+
+        ``screen`` may be an ``AnnData`` (read by :func:`~perturbedvae.data.read_screen` with its
+        defaults, counts kept for ``likelihood="nb"``). ``likelihood="nb"`` on non-integer X
+        warns. ``progress``: a bar per epoch; by default only when stderr is a terminal.
         """
-        self._check_screen(screen)
+        screen = self._as_screen(screen)
+        self._warn_non_counts(screen.X, "screen")
         check_positive_int(epochs, "epochs")
         check_positive_int(batch_size, "batch_size")
         check_positive(lr, "lr")
@@ -409,7 +440,12 @@ class PerturbedVAE:
         steps_total = epochs * math.ceil(n / batch_size)
         warm_steps = warmup * steps_total
         step = 0
-        for _ in progress_bar(range(epochs), enabled=progress, total=epochs, desc="PerturbedVAE"):
+        for _ in progress_bar(
+            range(epochs),
+            enabled=sys.stderr.isatty() if progress is None else progress,
+            total=epochs,
+            desc="PerturbedVAE",
+        ):
             order = torch.randperm(n, generator=gen)
             total = 0.0
             for start in range(0, n, batch_size):
@@ -469,7 +505,7 @@ class PerturbedVAE:
     def perturbation_latent(self, screen: Screen) -> NDArray[np.float64]:
         """Posterior means μ_ν(x, u) of the perturbation latent for the cells of ``screen``."""
         net = self._require_fit()
-        self._check_screen(screen)
+        screen = self._as_screen(screen)
         x = torch.as_tensor(screen.X, dtype=torch.float32)
         u = torch.as_tensor(screen.U, dtype=torch.float32)
         with torch.no_grad():
