@@ -69,7 +69,13 @@ def evaluate_policy(policy: Policy, X: Array) -> Array:
     if callable(policy):
         out = np.asarray(policy(X), dtype=np.float64)
     else:
-        out = np.full(X.shape[0], float(policy))
+        try:
+            out = np.full(X.shape[0], float(policy))
+        except (TypeError, ValueError):
+            raise ValueError(
+                "policy must be a callable X -> doses (n,) or a constant dose, got "
+                f"{type(policy).__name__} of shape {np.shape(policy)}"
+            ) from None
     if out.shape != (X.shape[0],):
         raise ValueError(f"policy must return doses of shape ({X.shape[0]},), got {out.shape}")
     if not np.isfinite(out).all():

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
+from scipy import special
 
 from icml26_shared.checks import (
     check_alpha,
@@ -42,7 +42,16 @@ from ._data import evaluate_policy
 from ._mlp import MLP, TrainConfig, train
 
 Array = NDArray[np.float64]
-PolicyLike = Callable[[Array], ArrayLike] | float
+PolicyLike = Callable[[Array], ArrayLike] | float | ArrayLike
+
+
+def check_hidden(hidden: Any, name: str) -> tuple[int, ...]:
+    """Layer widths as a tuple of positive ints (``()`` for none); an int alone is refused."""
+    if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence | np.ndarray):
+        raise ValueError(
+            f"{name} must be a sequence of layer widths such as (32, 32) or (32,), got {hidden!r}"
+        )
+    return tuple(check_positive_int(h, name) for h in hidden)
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,9 @@ class ValueEstimate:
     def from_scores(cls, psi: Array, alpha: float = 0.05) -> ValueEstimate:
         v = float(np.mean(psi))
         se = float(np.std(psi, ddof=1) / np.sqrt(psi.size))
-        z = float(stats.norm.ppf(1 - alpha / 2))
+        z = float(
+            special.ndtri(1 - alpha / 2)
+        )  # the normal quantile; scipy.stats is slow to import
         return cls(v, se, (v - z * se, v + z * se), psi, alpha)
 
 
@@ -147,7 +158,7 @@ class DLPT:
         if degree != "cv":
             check_positive_int(degree, "degree")
         self.degree = degree
-        self.hidden = tuple(check_positive_int(h, "hidden") for h in hidden)
+        self.hidden = check_hidden(hidden, "hidden")
         self.folds = check_positive_int(folds, "folds")
         self.seed = int(seed)
         self.basis = check_choice(basis, "basis", ("legendre", "monomial"))
@@ -328,10 +339,26 @@ class DLPT:
         return self.theta(X) @ self.basis_(grid).T
 
     def _doses(self, policy: PolicyLike, name: str = "policy") -> Array:
-        try:
-            pi = evaluate_policy(policy, self.X_)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("policy", name, 1)) from None
+        n = self.X_.shape[0]
+        if isinstance(policy, str | bytes) or not (callable(policy) or np.ndim(policy) in (0, 1)):
+            raise ValueError(
+                f"{name} must be a callable X -> doses (n,), a constant dose or an array of the "
+                f"{n} training units' doses, got {type(policy).__name__} of shape "
+                f"{np.shape(policy)}"
+            )
+        if callable(policy) or np.ndim(policy) == 0:
+            try:
+                pi = evaluate_policy(policy, self.X_)
+            except ValueError as exc:
+                raise ValueError(str(exc).replace("policy", name, 1)) from None
+        else:
+            pi = np.asarray(policy)
+            if pi.shape != (n,) or pi.dtype.kind not in "iuf":
+                raise ValueError(
+                    f"{name} as an array must hold the doses of the {n} training units "
+                    f"(numbers, shape ({n},)), got shape {pi.shape} of dtype {pi.dtype}"
+                )
+            pi = check_finite_array(pi, name)
         lo, hi = self.basis_.lo, self.basis_.hi
         tol = 1e-9 * max(1.0, hi - lo)
         if (pi < lo - tol).any() or (pi > hi + tol).any():
@@ -352,7 +379,8 @@ class DLPT:
     def value(self, policy: PolicyLike, alpha: float = 0.05) -> ValueEstimate:
         """Debiased V̂(π) = mean ψ_i(π) with SE and a 1 − alpha normal CI.
 
-        ``policy`` is a callable X → doses (n,) or a constant dose (untested levels included).
+        ``policy`` is a callable X → doses (n,), a constant dose (untested levels included), or
+        an array of the n training units' doses.
         """
         alpha = check_alpha(alpha)
         return ValueEstimate.from_scores(self.scores(policy), alpha)
@@ -402,7 +430,7 @@ class DLPT:
                 stacklevel=2,
             )
             lo, hi = lo - delta, hi + delta
-        hidden = tuple(check_positive_int(h, "hidden") for h in hidden)
+        hidden = check_hidden(hidden, "hidden")
         if split == "none":
             learner, evaluator = self, self
         else:
