@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +67,13 @@ def fit_mle(
         used = np.nonzero(w)[0]
         states, tokens, weight = trie.paths()[used], trie.sequence_array()[used], w[used]
     else:
-        states, tokens, supported = space.walk(samples, prompts)
+        if isinstance(samples, np.ndarray) and samples.ndim == 1:
+            raise TypeError(
+                "samples must be a 1-D integer array of indices into space.sequences() or token "
+                f"sequences (a list of tuples or a padded 2-D integer array), got a 1-D array "
+                f"of dtype {samples.dtype}"
+            )
+        states, tokens, supported = space.walk(samples, prompts, name="samples")
         if not supported.all():
             i = int(np.argmin(supported))
             raise ValueError(f"samples[{i}] takes a masked action: it is outside the space")
@@ -140,7 +147,7 @@ def distill(
     steps: int = 2000,
     learning_rate: float = 1e-2,
     seed: int = 0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> DistilledARM:
     """Train q_θ(s) = W₂ tanh(W₁ φ(s) + b₁) + b₂ (jax + optax, Adam with cosine decay, float64).
 
@@ -152,7 +159,7 @@ def distill(
         objective: ``"kl"`` (exact KL(p_R‖p_θ) by enumeration) or ``"regress"`` (ρ_R-weighted
             squared error of the per-state-centred logits against the backed-up q*).
         steps, learning_rate, seed: optimisation settings.
-        progress: show a progress bar.
+        progress: show a progress bar (default: only when stderr is a terminal).
 
     States with identical features and masks share one row of the loss (exact, cheaper).
     """
@@ -231,7 +238,12 @@ def distill(
             return optax.apply_updates(p, upd), s, val
 
         losses = np.empty(steps)
-        for i in progress_bar(range(steps), enabled=progress, total=steps, desc=f"MLP {hidden}"):
+        for i in progress_bar(
+            range(steps),
+            enabled=sys.stderr.isatty() if progress is None else progress,
+            total=steps,
+            desc=f"MLP {hidden}",
+        ):
             params, state, val = step(params, state)
             losses[i] = float(val)
         z_all = np.asarray(logits(params, jnp.asarray(X)))

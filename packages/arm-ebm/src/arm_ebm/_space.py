@@ -159,16 +159,16 @@ class _Layered:
         return p.astype(np.int64)
 
     def walk(
-        self, sequences: Any, prompts: Any = None
+        self, sequences: Any, prompts: Any = None, *, name: str = "sequences"
     ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-        """Follow token sequences through the graph.
+        """Follow token sequences through the graph (``name``: the argument named in errors).
 
         Returns:
             ``states`` ``(n, max_len)``: the state at each step (−1 past the end or after a
             masked action), ``actions`` ``(n, max_len)`` (−1 pads) and ``supported`` ``(n,)``:
             False where a sequence takes a masked action (probability exactly 0).
         """
-        tokens, lengths = self._token_array(sequences)
+        tokens, lengths = self._token_array(sequences, name)
         n = tokens.shape[0]
         p = self._prompt_array(prompts, n)
         states = np.full(tokens.shape, -1, dtype=np.int64)

@@ -1,0 +1,61 @@
+"""What a new user meets first: bad samples named as `samples`, progress bars, a light import."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import arm_ebm as ae
+
+
+@pytest.mark.parametrize(
+    ("samples", "error", "match"),
+    [
+        (np.array([0.0, 1.0, 2.0]), TypeError, r"samples must be a 1-D integer array of indices"),
+        (np.array([[0.5, 1.0]]), TypeError, r"samples must hold integer token ids, got dtype"),
+        ([(0, 5)], ValueError, r"samples\[0\] must hold token ids in \[0, 3\)"),
+        ([(0, 1)], ValueError, r"samples\[0\] is incomplete"),
+        ("abc", TypeError, r"samples\[0\] must hold integer token ids, got 'a'"),
+        ([], ValueError, r"samples must not be empty"),
+    ],
+)
+def test_fit_mle_names_its_argument_samples(samples, error, match):
+    # fit_mle(np.array([0., 1., 2.]), space) used to name an argument "sequences"
+    space = ae.SequenceSpace(vocab_size=3, max_len=4, eos=2)
+    with pytest.raises(error, match=match):
+        ae.fit_mle(samples, space)
+
+
+def test_other_functions_still_name_sequences():
+    space = ae.SequenceSpace(vocab_size=3, max_len=4, eos=2)
+    with pytest.raises(ValueError, match=r"sequences\[0\] is incomplete"):
+        ae.log_prob_arm(np.zeros(space.shape), space, [(0, 1)])
+
+
+def test_import_loads_no_scipy_stats_sklearn_matplotlib_or_jax():
+    code = (
+        "import arm_ebm, sys; print(*(m in sys.modules for m in "
+        "('scipy.stats', 'sklearn', 'matplotlib', 'jax')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"] * 4
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("progress", "tty", "shown"), [
+    (None, True, True), (None, False, False), (False, True, False), (True, False, True),
+])  # fmt: skip
+def test_distill_progress_bar_defaults_to_the_terminal(x64, monkeypatch, progress, tty, shown):
+    space = ae.SequenceSpace(2, 2)
+    err = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    ae.distill(np.zeros(space.shape), space, hidden=2, steps=3, progress=progress)
+    assert ("MLP" in err.getvalue()) is shown
