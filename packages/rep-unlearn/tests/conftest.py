@@ -35,3 +35,9 @@ def toy_random_task() -> ru.data.Task:
 @pytest.fixture(scope="session")
 def toy_random_original(toy_random_task) -> ru.SplitModel:
     return toy_random_task.fit_original(seed=1)
+
+
+@pytest.fixture(scope="session")
+def digits_original() -> tuple[ru.data.Task, ru.SplitModel]:
+    task = ru.data.digits_task("class:0", seed=0)
+    return task, task.fit_original(seed=0)

@@ -159,7 +159,7 @@ def test_forget_class_checks():
         ({"lr": float("nan")}, "lr must be finite and > 0"),
         ({"adapter": "conv"}, "adapter must be one of 'linear', 'mlp'"),
         ({"beta_grid": (0.1, -1.0)}, "beta_grid entry must be finite and >= 0"),
-        ({"prototype_scale": "unit"}, "prototype_scale must be one of"),
+        ({"prototypes": "unit"}, "prototypes must be one of 'reflect', 'head_rows', 'raw'"),
     ],
 )
 def test_hyperparameter_ranges(kwargs, match):
@@ -240,3 +240,74 @@ def test_parse_forget_and_tasks_errors():
         ru.data.gaussian_clusters("class:9", n_per_class=20)
     with pytest.raises(ValueError, match=r"encoder must be one of 'mlp', 'cnn'"):
         ru.data.digits_task("class:0", encoder="vit")
+
+
+def test_mia_auc_refuses_bad_scores():
+    with pytest.raises(
+        TypeError, match=r"member_scores must be real numbers, got dtype complex128"
+    ):
+        ru.mia_auc(np.array([1 + 1j, 2.0]), [0.0])
+    with pytest.raises(TypeError, match=r"nonmember_scores must be real numbers, got dtype <U1"):
+        ru.mia_auc([1.0], ["a"])
+    with pytest.raises(ValueError, match=r"nonmember_scores must be finite, got nan at index 1"):
+        ru.mia_auc([1.0], [0.0, float("nan")])
+    with pytest.raises(ValueError, match=r"non-empty, got 0 and 1"):
+        ru.mia_auc([], [0.0])
+    assert ru.mia_auc(torch.tensor([2.0, 3.0]), np.array([[1.0]])) == 1.0
+
+
+def test_js_divergence_refuses_bad_logits():
+    a = torch.randn(5, 3)
+    with pytest.raises(ValueError, match=r"logits_q must be finite, got NaN or inf in row 2"):
+        ru.js_divergence(a, torch.where(torch.arange(5)[:, None] == 2, float("nan"), a))
+    with pytest.raises(ValueError, match=r"same shape, got \(5, 3\) and \(5, 4\)"):
+        ru.js_divergence(a, torch.randn(5, 4))
+    with pytest.raises(ValueError, match=r"logits_p must have shape \(n, n_classes\).*got \(5,\)"):
+        ru.js_divergence(a[:, 0], a[:, 0])
+    with pytest.raises(TypeError, match=r"logits_p must be real logits, got dtype torch.complex64"):
+        ru.js_divergence(a.to(torch.complex64), a)
+    # numpy arrays are accepted and give the tensor result
+    b = torch.randn(5, 3)
+    assert ru.js_divergence(a.numpy(), b.numpy()) == pytest.approx(ru.js_divergence(a, b))
+    assert 0 < ru.js_divergence(a, b) <= np.log(2)
+
+
+def test_encoder_data_mismatch_names_both_sizes_and_dtypes():
+    split = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2))
+    )
+    retain, forget = _small()  # 4 features per sample
+    with pytest.raises(ValueError, match=r"first layer takes 6 input features, got 4 features"):
+        ru.Unlearner(beta=1.0).fit(split, retain, forget)
+    with pytest.raises(ValueError, match=r"forget.X must fit .* takes 6 input features, got 4"):
+        ru.Unlearner(beta=1.0).fit_zero_shot(split, forget, [0])
+    with pytest.raises(ValueError, match=r"takes 6 input features, got 4"):
+        ru.baselines.finetune(split, retain, forget, lr=1e-3)
+    double = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    ).double()
+    with pytest.raises(
+        TypeError, match=r"dtype of the model's parameters, torch.float64, got torch.float32"
+    ):
+        ru.Unlearner(beta=1.0).fit(double, retain, forget)
+
+
+def test_evaluate_checks_the_model_against_the_data(toy_task, toy_original):
+    wrong = nn.Sequential(nn.Linear(3, 6))
+    with pytest.raises(
+        ValueError, match=r"splits.test.X must fit .* takes 3 input features, got 10"
+    ):
+        ru.evaluate(wrong, toy_task, toy_original)
+
+
+def test_fit_returns_the_model_and_keeps_it_on_the_unlearner():
+    """fit returns the deployable nn.Module (not self, unlike scikit-learn); model_ holds it."""
+    split = ru.SplitModel.from_sequential(
+        nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    )
+    retain, forget = _small()
+    un = ru.Unlearner(beta=1.0, epochs=1)
+    model = un.fit(split, retain, forget)
+    assert isinstance(model, ru.RewiredModel) and un.model_ is model
+    zs = un.fit_zero_shot(split, forget, [0])
+    assert un.model_ is zs

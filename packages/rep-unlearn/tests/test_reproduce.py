@@ -41,17 +41,18 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
         "SCRUB",
         "ours (standard)",
         "ours (zero-shot)",
-        "ours (zero-shot, σ = 0.2 s)",
+        "ours (zero-shot, head-row prototypes)",
         "ours β = 0",
     ]
     assert "ours (zero-shot)" not in res.tables[1].rows
     for fig in res.figures:
         assert fig.exists() and fig.suffix == ".png"
-    assert len(res.checks) == 17
+    assert len(res.checks) == 19
     for name in (
         "7 identity init reproduces the logits exactly (torch.equal)",
         "7 L = L_r + beta L_f matches the hand value (3 points)",
-        "7 zero-shot targets are the rescaled head rows",
+        "7 zero-shot targets: head_rows option gives the rescaled head rows",
+        "7 zero-shot targets: the original head classifies each reflected prototype as its class",
         "4 beta = 0: forget acc within 2 pts of original",
     ):
         assert res.checks[name], name

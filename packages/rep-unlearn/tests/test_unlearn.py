@@ -69,16 +69,84 @@ def test_monte_carlo_noise_averages_draws():
     assert float(l_r) == pytest.approx(0.75, abs=4 * (0.375 / 4000) ** 0.5)
 
 
-def test_zero_shot_targets_are_rescaled_head_rows():
+def test_zero_shot_head_row_targets_are_rescaled_head_rows():
     head = nn.Linear(3, 4)
     z_f = torch.randn(6, 3)
     w = head.weight.detach()
     expected = z_f.norm(dim=1).mean() * w / w.norm(dim=1, keepdim=True)
-    torch.testing.assert_close(ru.zero_shot_targets(head, z_f), expected)
-    torch.testing.assert_close(ru.zero_shot_targets(head, z_f, "raw"), w)
+    torch.testing.assert_close(ru.zero_shot_targets(head, z_f, prototypes="head_rows"), expected)
+    torch.testing.assert_close(ru.zero_shot_targets(head, z_f, prototypes="raw"), w)
     # rows keep their directions, all have norm s
-    norms = ru.zero_shot_targets(head, z_f).norm(dim=1)
+    norms = ru.zero_shot_targets(head, z_f, prototypes="head_rows").norm(dim=1)
     torch.testing.assert_close(norms, torch.full((4,), float(z_f.norm(dim=1).mean())))
+
+
+def test_reflected_targets_hand_value():
+    """Two classes in 2-D, W = I, b = 0, forget mean (3, 1) in class 0: m_1 = 3 − 1 = 2,
+    d_1 = (−1, 1), p_1 = (3, 1) + 2·2·(−1, 1)/2 = (1, 3), the mirror image across z_0 = z_1."""
+    head = nn.Linear(2, 2)
+    with torch.no_grad():
+        head.weight.copy_(torch.eye(2))
+        head.bias.zero_()
+    z_f = torch.tensor([[2.0, 0.0], [4.0, 2.0]])  # mean (3, 1)
+    protos = ru.zero_shot_targets(head, z_f, [0])
+    torch.testing.assert_close(protos, torch.tensor([[3.0, 1.0], [1.0, 3.0]]))
+    # with a bias the reflection uses the full logits: b = (0, 1) gives m_1 = 1, p_1 = (2, 2)
+    with torch.no_grad():
+        head.bias.copy_(torch.tensor([0.0, 1.0]))
+    protos = ru.zero_shot_targets(head, z_f, [0], clamp=False)
+    torch.testing.assert_close(protos[1], torch.tensor([2.0, 2.0]))
+
+
+def test_reflected_targets_clamp_only_relu_features():
+    head = nn.Linear(2, 2)
+    with torch.no_grad():
+        head.weight.copy_(torch.tensor([[1.0, 0.0], [-1.0, 1.0]]))
+        head.bias.zero_()
+    relu_like = torch.tensor([[1.0, 0.0], [3.0, 0.0]])  # ≥ 0 with exact zeros: clamped
+    # mean (2, 0), logits (2, −2): m_1 = 4, d_1 = (−2, 1), p_1 = (2, 0) + 8·(−2, 1)/5
+    unclamped = torch.tensor([2.0 - 3.2, 1.6])
+    torch.testing.assert_close(
+        ru.zero_shot_targets(head, relu_like, [0], clamp=False)[1], unclamped
+    )
+    torch.testing.assert_close(
+        ru.zero_shot_targets(head, relu_like, [0])[1], torch.tensor([0.0, 1.6])
+    )
+    positive = relu_like + 0.5  # no exact zeros: not read as ReLU features, not clamped
+    assert float(ru.zero_shot_targets(head, positive, [0])[1, 0]) < 0
+
+
+@pytest.mark.parametrize("forget", [[0], [3], [0, 5]])
+def test_original_head_classifies_each_reflected_prototype_as_its_class(forget, digits_original):
+    task, original = digits_original
+    X = task.test.X[torch.isin(task.test.y, torch.tensor(forget))]
+    z_f = original.encoder(X).detach()
+    protos = ru.zero_shot_targets(original.head, z_f, forget)
+    with torch.no_grad():
+        pred = original.head(protos).argmax(1)
+    kept = [c for c in range(10) if c not in forget]
+    assert pred[kept].tolist() == kept
+    assert (protos >= 0).all()  # ReLU features: clamped
+
+
+def test_reflected_prototypes_on_the_toy_are_classified_as_their_class(toy_task, toy_original):
+    """2-D linear representation, 6 classes: the plain reflection lands in a third class's
+    region for some classes; the lead projection moves it back into its own."""
+    z_f = toy_original.encoder(toy_task.forget.X).detach()
+    protos = ru.zero_shot_targets(toy_original.head, z_f, [0])
+    with torch.no_grad():
+        pred = toy_original.head(protos).argmax(1)
+    assert pred[1:].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_reflected_targets_need_forget_classes():
+    head = nn.Linear(3, 4)
+    with pytest.raises(ValueError, match=r"forget_classes must name the forgotten classes"):
+        ru.zero_shot_targets(head, torch.rand(5, 3))
+    with pytest.raises(ValueError, match=r"head classes in \[0, 3\], got \[7\]"):
+        ru.zero_shot_targets(head, torch.rand(5, 3), [7])
+    with pytest.raises(ValueError, match=r"prototypes must be one of"):
+        ru.zero_shot_targets(head, torch.rand(5, 3), [0], prototypes="rows")
 
 
 def test_zero_shot_loss_hand_value():
@@ -194,3 +262,15 @@ def test_features_are_cached_not_recomputed_per_epoch(toy_task, toy_original):
         handle.remove()
     assert n_fixed == 2  # retain and forget, once each, whatever the number of epochs
     assert n_auto == 4  # + validation and forget features for the selection rule
+
+
+def test_class_never_first_on_relu_features_warns_and_stays_unclamped():
+    head = nn.Linear(2, 2)
+    with torch.no_grad():  # class 1 loses to class 0 everywhere in the non-negative quadrant
+        head.weight.copy_(torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        head.bias.copy_(torch.tensor([0.0, -1.0]))
+    z_f = torch.tensor([[1.0, 0.0], [3.0, 2.0]])
+    with pytest.warns(UserWarning, match=r"never ranks class 1 first on non-negative features"):
+        protos = ru.zero_shot_targets(head, z_f, [0])
+    with torch.no_grad():
+        assert int(head(protos[1]).argmax()) == 1

@@ -33,7 +33,7 @@ from icml26_shared.experiment import progress as progress_bar
 from ._checks import check_data, check_disjoint, forgetting_mode
 from ._data import TensorData
 from ._selection import select_candidate
-from ._split import ensure_eval
+from ._split import check_model_input, ensure_eval
 from ._train import Adam, TrainRecipe, batches, train_classifier
 
 __all__ = ["GRIDS", "finetune", "neggrad", "retrain", "scrub"]
@@ -47,6 +47,7 @@ GRIDS: dict[str, dict[str, tuple[float, ...]]] = {
 
 def _n_classes(model: nn.Module, X: torch.Tensor) -> int:
     ensure_eval(model, "model")
+    check_model_input(model, X, "retain.X")
     with torch.no_grad():
         return int(model(X[:1]).shape[1])
 

@@ -23,23 +23,39 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._data import Task, TensorData
+from ._split import check_model_input
 
 __all__ = ["UnlearnReport", "evaluate", "js_divergence", "mia_auc"]
+
+
+def _real_scores(x: Any, name: str) -> np.ndarray:
+    a = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be real numbers, got dtype {a.dtype}")
+    return a.astype(np.float64).ravel()
 
 
 def mia_auc(member_scores: Any, nonmember_scores: Any) -> float:
     """``P(s_member > s_nonmember) + ½ P(=)``: the ROC AUC of a threshold attack (Mann–Whitney).
 
+    Args:
+        member_scores, nonmember_scores: real, finite attack scores (arrays or tensors, any
+            shape, flattened), members expected to score higher.
+
     Example:
         >>> mia_auc([3.0, 2.0], [1.0, 0.0]), mia_auc([1.0], [1.0])
         (1.0, 0.5)
     """
-    m = np.asarray(member_scores, dtype=np.float64).ravel()
-    n = np.asarray(nonmember_scores, dtype=np.float64).ravel()
+    m = _real_scores(member_scores, "member_scores")
+    n = _real_scores(nonmember_scores, "nonmember_scores")
     if m.size == 0 or n.size == 0:
         raise ValueError(f"both score sets must be non-empty, got {m.size} and {n.size}")
-    if not (np.isfinite(m).all() and np.isfinite(n).all()):
-        raise ValueError("scores must be finite, got NaN or inf")
+    for a, name in ((m, "member_scores"), (n, "nonmember_scores")):
+        if not np.isfinite(a).all():
+            raise ValueError(
+                f"{name} must be finite, got {a[~np.isfinite(a)][0]} at index "
+                f"{int(np.flatnonzero(~np.isfinite(a))[0])}"
+            )
     from scipy.stats import rankdata
 
     ranks = rankdata(np.concatenate([m, n]))
@@ -47,9 +63,41 @@ def mia_auc(member_scores: Any, nonmember_scores: Any) -> float:
     return float(u / (m.size * n.size))
 
 
-def js_divergence(logits_p: torch.Tensor, logits_q: torch.Tensor) -> float:
-    """Mean over rows of ``JS(p, q) = ½ KL(p‖m) + ½ KL(q‖m)``, ``m = (p+q)/2`` (nats, ≤ ln 2)."""
-    lp, lq = F.log_softmax(logits_p, 1), F.log_softmax(logits_q, 1)
+def _logit_matrix(x: Any, name: str) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(x)) if not isinstance(x, torch.Tensor) else x.detach()
+    if t.is_complex() or not (t.is_floating_point() or t.dtype in (torch.int32, torch.int64)):
+        raise TypeError(f"{name} must be real logits, got dtype {t.dtype}")
+    if t.ndim != 2 or t.shape[0] == 0 or t.shape[1] < 2:
+        raise ValueError(
+            f"{name} must have shape (n, n_classes) with n >= 1 and n_classes >= 2, got "
+            f"{tuple(t.shape)}"
+        )
+    t = t.double()
+    bad = ~torch.isfinite(t).all(dim=1)
+    if bad.any():
+        raise ValueError(f"{name} must be finite, got NaN or inf in row {int(bad.nonzero()[0])}")
+    return t
+
+
+def js_divergence(logits_p: Any, logits_q: Any) -> float:
+    """Mean over rows of ``JS(p, q) = ½ KL(p‖m) + ½ KL(q‖m)``, ``m = (p+q)/2`` (nats, ≤ ln 2),
+    with ``p = softmax(logits_p)`` and ``q = softmax(logits_q)`` row by row.
+
+    Args:
+        logits_p, logits_q: real, finite logits of the same shape ``(n, n_classes)`` (tensors or
+            numpy arrays; computed in float64).
+
+    Example:
+        >>> round(js_divergence(np.zeros((2, 3)), np.zeros((2, 3))), 12)
+        0.0
+    """
+    lp_, lq_ = _logit_matrix(logits_p, "logits_p"), _logit_matrix(logits_q, "logits_q")
+    if lp_.shape != lq_.shape:
+        raise ValueError(
+            f"logits_p and logits_q must have the same shape, got {tuple(lp_.shape)} and "
+            f"{tuple(lq_.shape)}"
+        )
+    lp, lq = F.log_softmax(lp_, 1), F.log_softmax(lq_, 1)
     lm = torch.logsumexp(torch.stack([lp, lq]), 0) - np.log(2.0)
     kl_pm = (lp.exp() * (lp - lm)).sum(1)
     kl_qm = (lq.exp() * (lq - lm)).sum(1)
@@ -122,6 +170,11 @@ def evaluate(
         raise TypeError(f"splits must be a rep_unlearn.data.Task, got {type(splits).__name__}")
     model.eval()
     te: TensorData = splits.test
+    check_model_input(model, te.X, "splits.test.X")
+    if original is not None:
+        check_model_input(original, te.X, "splits.test.X (original)")
+    if retrain is not None:
+        check_model_input(retrain, te.X, "splits.test.X (retrain)")
     is_f_te = torch.isin(te.y, torch.tensor(list(splits.forget_classes), dtype=torch.long))
     lg_te = _logits(model, te.X)
     lg_f = _logits(model, splits.forget.X)

@@ -15,7 +15,7 @@ from torch import nn
 if TYPE_CHECKING:
     from ._adapter import Adapter
 
-__all__ = ["RewiredModel", "SplitModel", "encode", "ensure_eval"]
+__all__ = ["RewiredModel", "SplitModel", "check_model_input", "encode", "ensure_eval"]
 
 _STOCHASTIC = (nn.modules.batchnorm._BatchNorm, nn.modules.dropout._DropoutNd)
 
@@ -120,11 +120,63 @@ class RewiredModel(nn.Module):
         return self.head(self.represent(x))
 
 
+def _first_layer(module: nn.Module) -> nn.Module | None:
+    for m in module.modules():
+        if isinstance(m, nn.Linear | nn.Conv1d | nn.Conv2d | nn.Conv3d):
+            return m
+    return None
+
+
+def _check_dtype(module: nn.Module, X: torch.Tensor, name: str) -> None:
+    params = [p for p in module.parameters() if p.is_floating_point()]
+    if params and X.dtype != params[0].dtype:
+        raise TypeError(
+            f"{name} must have the dtype of the model's parameters, {params[0].dtype}, got "
+            f"{X.dtype}; cast one to the other (e.g. model.float())"
+        )
+
+
+def _input_error(module: nn.Module, X: torch.Tensor, name: str, exc: Exception) -> ValueError:
+    """A message naming the shape of ``X`` and what ``module``'s first layer expects."""
+    first = _first_layer(module)
+    if isinstance(first, nn.Linear):
+        want = f"its first layer takes {first.in_features} input features"
+        got = f"got {X.shape[-1]} features per sample (shape {tuple(X.shape)})"
+    elif isinstance(first, nn.Conv1d | nn.Conv2d | nn.Conv3d):
+        want = f"its first layer takes {first.in_channels} input channels"
+        got = f"got shape {tuple(X.shape)}"
+    else:
+        want, got = "the model rejects it", f"got shape {tuple(X.shape)}"
+    return ValueError(f"{name} must fit the model's input: {want}, {got} (torch: {exc})")
+
+
 @torch.no_grad()
-def encode(model: SplitModel, X: torch.Tensor, *, batch_size: int = 2048) -> torch.Tensor:
-    """Cache ``h(X)`` once (eval mode, no gradients), checking shape ``(n, d)`` and finiteness."""
+def check_model_input(module: nn.Module, X: torch.Tensor, name: str = "X") -> None:
+    """Raise a clear error when ``X`` cannot enter ``module``.
+
+    The dtype of ``X`` must equal that of the module's floating parameters, and ``module`` must
+    accept one row of ``X``; otherwise the message names both dtypes, or the shape of ``X`` and
+    what the module's first layer expects (instead of torch's matmul error).
+    """
+    _check_dtype(module, X, name)
+    try:
+        module(X[:1])
+    except RuntimeError as exc:
+        raise _input_error(module, X, name, exc) from exc
+
+
+@torch.no_grad()
+def encode(
+    model: SplitModel, X: torch.Tensor, *, batch_size: int = 2048, name: str = "X"
+) -> torch.Tensor:
+    """Cache ``h(X)`` once (eval mode, no gradients), checking that ``X`` fits the encoder and
+    that the output has shape ``(n, d)`` and is finite."""
     ensure_eval(model.encoder, "split_model")
-    parts = [model.encoder(X[i : i + batch_size]) for i in range(0, len(X), batch_size)]
+    _check_dtype(model.encoder, X, name)
+    try:
+        parts = [model.encoder(X[i : i + batch_size]) for i in range(0, len(X), batch_size)]
+    except RuntimeError as exc:
+        raise _input_error(model.encoder, X, name, exc) from exc
     z = torch.cat(parts) if parts else torch.empty(0, model.dim)
     if z.ndim != 2 or z.shape[1] != model.dim:
         raise ValueError(
