@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_positive
 
+from ._batched import solve_batched, use_batched
 from ._types import QPSolution, spectral_norm
 from ._validate import QPData, QPError, canonicalize
 
@@ -193,8 +194,8 @@ def _solve_one(
             f"solver {solver!r} failed: {exc}", status="error", solver=solver, index=index
         ) from exc
     status = _status(sol)
-    where = "" if index is None else f" (batch {index})"
     if not sol.found or sol.x is None or not np.all(np.isfinite(sol.x)):
+        where = "" if index is None else f" (batch {index})"
         raise QPError(
             f"solver {solver!r} found no solution{where}: status {status} "
             "(infeasible or unbounded QP?)",
@@ -202,7 +203,33 @@ def _solve_one(
             solver=solver,
             index=index,
         )
-    x = np.asarray(sol.x, dtype=np.float64)
+    return finish_solution(
+        Q, q, G, h, A, b, sol.x, sol.z, sol.y, status, solver, tol, active_tol, index
+    )
+
+
+def finish_solution(
+    Q: Any,
+    q: NDArray,
+    G: Any,
+    h: NDArray,
+    A: Any,
+    b: NDArray,
+    x: Any,
+    z: Any,
+    y: Any,
+    status: str,
+    solver: str,
+    tol: float,
+    active_tol: float,
+    index: int | None,
+) -> tuple:
+    """A backend's ``(x, z, y)`` → ``(x, ν, μ, active, weakly active)``: the feasibility check
+    (``QPError`` naming the status), duals clipped (or recovered by least squares when the
+    backend gave none) and the active sets."""
+    m, p = G.shape[0], A.shape[0]
+    where = "" if index is None else f" (batch {index})"
+    x = np.asarray(x, dtype=np.float64)
     viol_scale = 1.0 + max(np.abs(h).max(initial=0), np.abs(b).max(initial=0))
     viol = max(float(np.max(G @ x - h, initial=0.0)), float(np.abs(A @ x - b).max(initial=0.0)))
     if viol > max(1e3 * tol, 1e-6) * viol_scale:
@@ -213,9 +240,9 @@ def _solve_one(
             solver=solver,
             index=index,
         )
-    have_duals = (m == 0 or sol.z is not None) and (p == 0 or sol.y is not None)
-    nu = np.asarray(sol.z, dtype=np.float64) if m and sol.z is not None else np.zeros(m)
-    mu = np.asarray(sol.y, dtype=np.float64) if p and sol.y is not None else np.zeros(p)
+    have_duals = (m == 0 or z is not None) and (p == 0 or y is not None)
+    nu = np.asarray(z, dtype=np.float64) if m and z is not None else np.zeros(m)
+    mu = np.asarray(y, dtype=np.float64) if p and y is not None else np.zeros(p)
     nu = np.maximum(nu, 0.0)
     q_norm = spectral_norm(Q) if m else 0.0
     if m and q_norm == 0.0:
@@ -286,17 +313,24 @@ def solve_data(
             empty(data.m, bool),
             candidates[0] if candidates else solver,
         )
-    out, used = [], []
-    for k in range(data.batch):
+    out: list[Any] = [None] * data.batch
+    used: list[str] = []
+    todo = list(range(data.batch))
+    if use_batched(data, candidates[0], solver_kwargs):
+        done = solve_batched(data, tol, active_tol)
+        for k, res in done.items():
+            out[k] = res
+        if done:
+            used.append("proxqp (batched)")
+        todo = [k for k in todo if k not in done]
+    for k in todo:
         error: QPError | None = None
         for name in candidates:  # "auto" falls back to the next backend once
             opts = solver_options(name, tol, data.sparse)
             opts.update(solver_kwargs or {})
             try:
-                out.append(
-                    _solve_one(
-                        *data.item(k), name, opts, tol, active_tol, k if data.batched else None
-                    )
+                out[k] = _solve_one(
+                    *data.item(k), name, opts, tol, active_tol, k if data.batched else None
                 )
                 used.append(name)
                 break

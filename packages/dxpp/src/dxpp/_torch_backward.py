@@ -120,7 +120,9 @@ def _penalty_lower(Q: Tensor, X: Tensor) -> Tensor:
     return H
 
 
-SERIAL_CHOLESKY_MAX = 1024  # n up to which the CPU Cholesky runs on one thread (see _cholesky)
+#: n up to which the whole CPU backward runs on one intra-op thread (see :func:`torch_vjp`)
+SERIAL_MAX_N = 1024
+SERIAL_CHOLESKY_MAX = SERIAL_MAX_N
 
 
 @contextmanager
@@ -349,8 +351,37 @@ def torch_vjp(
     ``shared`` flags ``(Q, G, A)`` that are one matrix for the whole batch: their gradients
     are returned summed over the batch, ``(n, n)``/``(m, n)``/``(p, n)``, without forming the
     per-problem ones. Vector gradients are always per problem.
+
+    Threads: on the CPU with ``n ≤ SERIAL_MAX_N`` the whole backward runs on one intra-op
+    thread (``torch.set_num_threads(1)`` for the call, the caller's setting restored after).
+    Its kernels are small or barrier-heavy (batched GEMMs of a few MB, ``potrf`` panels,
+    triangular solves); on two threads they ran faster only on an idle machine and several
+    times slower beside one busy process, where each barrier waits for a descheduled thread.
+    Larger problems keep torch's pool.
     """
-    Qs = Q  # used as given: the forward checked |Q − Qᵀ| ≤ 1e-8·max|Q| (Cholesky reads one half)
+    serial = g.device.type == "cpu" and Q.shape[-1] <= SERIAL_MAX_N
+    with _one_thread(serial):
+        return _torch_vjp(Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared)
+
+
+def _torch_vjp(
+    Q: Tensor,
+    G: Tensor,
+    h: Tensor,
+    A: Tensor,
+    b: Tensor,
+    x: Tensor,
+    nu: Tensor,
+    mu: Tensor,
+    active: Tensor,
+    g: Tensor,
+    mode: str,
+    beta: float,
+    c: float,
+    refine: int,
+    shared: tuple[bool, bool, bool],
+) -> TorchGrads:
+    Qs = Q  # used as given: the forward checked Q's symmetry (Cholesky reads one half)
     idx, valid_I = _active_rows(active)
     rows = torch.arange(g.shape[0], device=g.device).unsqueeze(-1)
     C = torch.cat([G[rows, idx], A], dim=1)  # (B, kmax + p, n): the active rows
