@@ -165,3 +165,38 @@ def test_untied_and_attention_off_controls_train(control):
     assert not np.array_equal(before, m.embeddings())  # the table is trained
     assert res.losses[-1] < res.losses[0]
     assert set(res.final) >= {"edge_recovery", "navigation", "spectral_share", "first_step"}
+
+
+def test_train_defaults_are_the_reproduce_recipe():
+    """train()'s defaults are the GPT recipe that meets item 4 (the reproduce's Config)."""
+    import inspect
+
+    from geomem._reproduce import FULL
+    from geomem._train import GPT_STEPS, WARMUP_MAX
+
+    p = inspect.signature(train).parameters
+    assert p["lr"].default == FULL.gpt_lr == 3e-3
+    assert p["weight_decay"].default == FULL.gpt_weight_decay == 0.1
+    assert p["schedule"].default == FULL.gpt_schedule == "cosine"
+    assert p["path_fraction"].default == FULL.path_fraction == 0.2
+    assert p["batch_size"].default == FULL.batch_size == 64
+    assert GPT_STEPS == FULL.gpt_steps and WARMUP_MAX == FULL.gpt_warmup
+    # the default warm-up, min(200, steps // 10): 4 steps when training for 40
+    from geomem._train import _Schedule
+
+    s = _Schedule(3e-3, "cosine", min(WARMUP_MAX, 40 // 10), 40)
+    assert s(3) == pytest.approx(3e-3) and s(2) < 3e-3
+    g = path_star(3, 3, 0)
+    with pytest.raises(ValueError, match="warmup"):  # explicit values still checked
+        train(GPT(g.n_nodes, dim=16, n_heads=2, max_len=10), g, steps=4, warmup=4)
+
+
+@pytest.mark.slow
+def test_default_recipe_finds_unseen_first_hops():
+    """The defaults alone (4000 steps) find the first hop of every unseen leaf of a d = 20 star."""
+    g = path_star(20, 5, seed=0)
+    m = GPT(g.n_nodes, max_len=14, seed=0)
+    res = train(m, g, log_every=4000)
+    assert len(res.losses) == 4000
+    assert first_step(m, g) >= 0.95
+    assert edge_recovery(m, g) >= 0.99

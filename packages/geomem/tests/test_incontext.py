@@ -45,3 +45,19 @@ def test_bad_arguments():
         make_dataset(2, d=5, l=5, n_labels=10)
     with pytest.raises(ValueError, match="d"):
         make_dataset(2, d=1)
+
+
+def test_comma_free_paths():
+    d, l, n_labels = 3, 4, 30
+    b = make_dataset(10, d, l, n_labels, seed=0, commas=False)
+    sp = {s: n_labels + i for i, s in enumerate(SPECIALS)}
+    assert b.ids.shape == (10, sequence_length(d, l, commas=False)) and not b.commas
+    after = b.ids[:, b.eq + 1 : -1]
+    assert after.shape[1] == l and not (after == sp[","]).any()
+    # the same graphs and labels as the comma format, commas dropped from the path only
+    w = make_dataset(10, d, l, n_labels, seed=0)
+    torch.testing.assert_close(w.ids[:, : w.eq + 1], b.ids[:, : b.eq + 1])
+    torch.testing.assert_close(w.ids[:, w.eq + 1 : -1 : 2], after)
+    m = GPT(n_labels, dim=16, n_heads=2, max_len=b.ids.shape[1], positions="rotary", seed=0)
+    res = train_incontext(m, 3, d=d, l=l, batch_size=4, commas=False, log_every=3)
+    assert set(res.final) >= {"first_step", "teacher_forced_later"}

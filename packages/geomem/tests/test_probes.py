@@ -123,3 +123,33 @@ def test_probes_accept_torch_embedding_tables():
     assert spectral_alignment(w, g, 5) == pytest.approx(spectral_alignment(e, g, 5))
     assert navigation(w, g) == navigation(e, g)
     assert geometric_score(w, g) == pytest.approx(geometric_score(e, g))
+
+
+def test_navigation_refuses_empty_and_foreign_leaves():
+    g = path_star(4, 3, 0)
+    e = np.random.default_rng(0).standard_normal((g.n_nodes, 5))
+    with pytest.raises(ValueError, match=r"leaves must name at least one leaf .* got an empty"):
+        navigation(e, g, [])
+    with pytest.raises(ValueError, match=r"leaves must be leaves of the graph .* got \[99\]"):
+        navigation(e, g, [int(g.leaves[0]), 99])
+    with pytest.raises(ValueError, match=rf"got \[{g.root}\]"):
+        navigation(e, g, [g.root])
+    with pytest.raises(TypeError, match=r"leaves must be integer node ids, got dtype float64"):
+        navigation(e, g, [1.5])
+    assert 0.0 <= navigation(e, g, g.leaves[:2]) <= 1.0
+
+
+def test_edge_recovery_refuses_nan_and_constant_scores():
+    g = path_star(4, 3, 0)
+    s = np.random.default_rng(0).standard_normal((g.n_nodes, g.n_nodes))
+    s[2, 5] = np.nan
+    with pytest.raises(ValueError, match=r"edge scores must be finite, got nan at \(2, 5\)"):
+        edge_recovery(s, g)
+    const = np.ones((g.n_nodes, 8))  # constant embeddings: every pair scores alike
+    with pytest.raises(ValueError, match=r"edge scores must differ between node pairs"):
+        edge_recovery(const @ const.T, g)
+    # a tie at the cut is not a recovery: scoring every pair of node 0 alike except itself
+    planted = g.adj.astype(float).copy()
+    assert edge_recovery(planted, g) == 1.0
+    planted[0] = 0.0
+    assert edge_recovery(planted, g) == pytest.approx(1 - 1 / g.n_nodes)

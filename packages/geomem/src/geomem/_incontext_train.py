@@ -30,12 +30,14 @@ def train_incontext(
     schedule: str = "constant",
     warmup: int = 0,
     seed: int = 0,
+    commas: bool = True,
     log_every: int | None = None,
     progress: bool = False,
 ) -> TrainResult:
     """Teacher-forced training on fresh in-context path-stars (labels drawn from the model's
     ``n_nodes`` tokens); the history logs :func:`evaluate_incontext` on held-out graphs.
-    ``schedule`` / ``warmup`` as in :func:`geomem.train`; AdamW with the same parameter groups."""
+    ``schedule`` / ``warmup`` as in :func:`geomem.train`; AdamW with the same parameter groups.
+    ``commas=False`` trains on the comma-free paths (see :func:`make_dataset`)."""
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
     check_positive(lr, "lr")
@@ -51,10 +53,14 @@ def train_incontext(
     model.train()
     for s in progress_bar(range(steps + 1), enabled=progress, total=steps + 1, desc="in-context"):
         if s % every == 0 or s == steps:
-            res.history.append({"step": float(s), **evaluate_incontext(model, d, l, n=100)})
+            res.history.append(
+                {"step": float(s), **evaluate_incontext(model, d, l, n=100, commas=commas)}
+            )
         if s == steps:
             break
-        batch = make_dataset(batch_size, d, l, model.n_nodes, seed=int(rng.integers(2**31)))
+        batch = make_dataset(
+            batch_size, d, l, model.n_nodes, seed=int(rng.integers(2**31)), commas=commas
+        )
         logits = model(batch.ids[:, :-1])
         mask = batch.target[:, :-1]
         loss = F.cross_entropy(logits[mask], batch.ids[:, 1:][mask])
@@ -71,19 +77,19 @@ def train_incontext(
 
 @torch.no_grad()
 def evaluate_incontext(
-    model: GPT, d: int = 5, l: int = 5, n: int = 200, seed: int = 10**6
+    model: GPT, d: int = 5, l: int = 5, n: int = 200, seed: int = 10**6, commas: bool = True
 ) -> dict[str, float]:
     """On ``n`` unseen graphs: greedy first-step accuracy (chance ``1/d``), exact path, and the
     teacher-forced accuracy of the later path nodes ``n2 .. t`` (the shortcut's tokens)."""
-    batch = make_dataset(n, d, l, model.n_nodes, seed=seed)
+    batch = make_dataset(n, d, l, model.n_nodes, seed=seed, commas=commas)
     eq = batch.eq
     prompt, truth = batch.ids[:, : eq + 1], batch.ids[:, eq + 1 : -1]
     out = model.generate(prompt, truth.shape[1])
-    pos = node_positions(l)
+    pos = node_positions(l, commas)
     pred = model(batch.ids[:, :-1]).argmax(-1)[:, eq:]
     tf = (pred[:, : truth.shape[1]] == truth).double()
     return {
-        "first_step": float((out[:, 2] == truth[:, 2]).double().mean()),
+        "first_step": float((out[:, pos[1]] == truth[:, pos[1]]).double().mean()),
         "exact_path": float((out == truth).all(1).double().mean()),
         "teacher_forced_first": float(tf[:, pos[1]].mean()),
         "teacher_forced_later": float(tf[:, pos[2:]].mean()),

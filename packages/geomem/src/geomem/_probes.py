@@ -65,6 +65,26 @@ def _unit(e: NDArray[np.float64]) -> NDArray[np.float64]:
     return e / np.where(norm > 0, norm, 1.0)
 
 
+def _check_leaves(leaves: ArrayLike | None, graph: Graph, default: NDArray[np.int64]) -> NDArray:
+    """``leaves`` as int64 (``default`` when None): non-empty, integer, leaves of ``graph``."""
+    if leaves is None:
+        chosen = np.asarray(default, np.int64)
+    else:
+        raw = np.asarray(leaves)
+        if raw.dtype.kind not in "iu" and raw.size:
+            raise TypeError(f"leaves must be integer node ids, got dtype {raw.dtype}")
+        chosen = raw.astype(np.int64).ravel()
+    if chosen.size == 0:
+        raise ValueError("leaves must name at least one leaf of the graph, got an empty list")
+    bad = chosen[~np.isin(chosen, graph.leaves)]
+    if bad.size:
+        raise ValueError(
+            f"leaves must be leaves of the graph ({len(graph.leaves)} leaves among node ids "
+            f"0..{graph.n_nodes - 1}), got {bad[:5].tolist()}"
+        )
+    return chosen
+
+
 def navigation(embeddings: ArrayLike, graph: Graph, leaves: ArrayLike | None = None) -> float:
     """Fraction of leaves whose most cosine-similar root neighbour is their true first hop.
 
@@ -79,7 +99,7 @@ def navigation(embeddings: ArrayLike, graph: Graph, leaves: ArrayLike | None = N
     e = _unit(_emb(embeddings, graph))
     if graph.root < 0:
         raise ValueError(f"graph must have a root for navigation, got {graph.name}")
-    chosen = graph.leaves if leaves is None else np.asarray(leaves, np.int64)
+    chosen = _check_leaves(leaves, graph, graph.leaves)
     nbrs = graph.neighbours(graph.root)
     hits = [nbrs[np.argmax(e[nbrs] @ e[t])] == graph.first_hop(int(t)) for t in chosen]
     return float(np.mean(hits))
@@ -106,16 +126,42 @@ def _scores(model: Any) -> NDArray[np.float64]:
 
 def edge_recovery(model: Any, graph: Graph) -> float:
     """Fraction of nodes ``u`` whose ``deg(u)`` highest scores (self excluded) are exactly its
-    neighbours. ``model`` is anything with ``edge_scores() -> (n, n)``, or that array."""
+    neighbours, each neighbour scoring strictly above every non-neighbour (a tie at the cut is
+    not a recovery). ``model`` is anything with ``edge_scores() -> (n, n)``, or that array.
+
+    Raises ``ValueError`` for scores of the wrong shape, non-finite scores, and scores equal
+    for every pair (constant embeddings or an untrained bilinear map: nothing to recover)."""
+    s = _checked_scores(model, graph)
+    off = s[~np.eye(graph.n_nodes, dtype=bool)]
+    if off.size and np.all(off == off[0]):
+        raise ValueError(
+            f"edge scores must differ between node pairs, got {off[0]!r} for every pair "
+            "(constant embeddings or an untrained model)"
+        )
+    return recovery_fraction(s, graph)
+
+
+def _checked_scores(model: Any, graph: Graph) -> NDArray[np.float64]:
     s = _scores(model).copy()
     if s.shape != (graph.n_nodes, graph.n_nodes):
         raise ValueError(f"edge scores must have shape {(graph.n_nodes,) * 2}, got {s.shape}")
+    bad = ~np.isfinite(s)
+    if bad.any():
+        u, v = np.argwhere(bad)[0]
+        raise ValueError(f"edge scores must be finite, got {s[u, v]} at ({u}, {v})")
+    return s
+
+
+def recovery_fraction(scores: NDArray[np.float64], graph: Graph) -> float:
+    """:func:`edge_recovery` on a checked ``(n, n)`` score array, constant scores allowed
+    (every node then counts as not recovered); used to log training from step 0."""
+    s = np.array(scores, np.float64)
     np.fill_diagonal(s, -np.inf)
-    deg = graph.degrees
     hits = []
     for u in range(graph.n_nodes):
-        top = np.argsort(-s[u], kind="stable")[: deg[u]]
-        hits.append(set(top.tolist()) == set(graph.neighbours(u).tolist()))
+        nb = graph.neighbours(u)
+        rest = np.setdiff1d(np.arange(graph.n_nodes), np.append(nb, u))
+        hits.append(bool(rest.size == 0 or s[u, nb].min() > s[u, rest].max()))
     return float(np.mean(hits))
 
 
@@ -202,9 +248,7 @@ def energy_per_eigenvalue(
 
 
 def _queries(graph: Graph, leaves: ArrayLike | None) -> tuple[torch.Tensor, torch.Tensor]:
-    chosen = graph.test_leaves if leaves is None else np.asarray(leaves, np.int64)
-    if len(chosen) == 0:
-        raise ValueError("leaves must not be empty")
+    chosen = _check_leaves(leaves, graph, graph.test_leaves)
     ex = path_examples(graph, chosen)
     ids = torch.tensor([e.ids for e in ex])
     return ids[:, :4], ids[:, 4:-1]
