@@ -74,7 +74,7 @@ FULL = Config(
     gpt_steps=4000,
     gpt_seeds=(0, 1, 2),
     extra_graphs=True,
-    control_steps=2500,
+    control_steps=4000,
     inweights_d20=True,
 )
 
