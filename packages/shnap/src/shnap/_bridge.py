@@ -52,6 +52,7 @@ from torch.nn import functional as F
 
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
 from shnap._precision import autocast, native_bf16, resolve_bf16
+from shnap._progress import Progress, training_progress
 from shnap._unet import UNet3D
 
 __all__ = [
@@ -384,7 +385,7 @@ class Bridge:
         crops: np.ndarray,
         train: TrainConfig = TrainConfig(),
         config: BridgeConfig = BridgeConfig(),
-        progress: Callable[[int], None] | None = None,
+        progress: Progress = None,
         pairs: EditPairs | None = None,
     ) -> Bridge:
         """Fit the UNet on ``crops`` (n, D, H, W) windowed, with random metaball masks, and on
@@ -402,7 +403,28 @@ class Bridge:
         With ``train.split`` two networks are fitted, ``train.steps`` each: the insertion
         network by the recipe above, then the removal network (unconditioned, seed + 1) on
         random masks over nodule-free crops only.
+
+        ``progress``: one line on stderr, then a bar when stderr is a terminal (``True``
+        always, ``False`` neither; a callable gets the steps done).
         """
+        with training_progress(
+            progress,
+            total=train.steps * (2 if train.split else 1),
+            desc="bridge",
+            message=f"training the bridge on {len(crops)} crops ({train.steps} steps per network)",
+        ) as step:
+            return cls._train(crops, train, config, step, pairs)
+
+    @classmethod
+    def _train(
+        cls,
+        crops: np.ndarray,
+        train: TrainConfig,
+        config: BridgeConfig,
+        progress: Callable[[int], None] | None,
+        pairs: EditPairs | None,
+    ) -> Bridge:
+        """:meth:`train` with a per-step callback."""
         crops = np.asarray(crops, np.float32)
         if crops.ndim != 4 or min(crops.shape[1:]) < 8:
             raise ValueError(f"crops must be (n, D, H, W) with sides >= 8, got {crops.shape}")
@@ -559,26 +581,44 @@ class Bridge:
         config: BridgeConfig = BridgeConfig(),
         *,
         cache: bool = True,
-        progress: Callable[[int], None] | None = None,
+        progress: Progress = None,
     ) -> Bridge:
         """The bridge trained on ``nodule_free_crops(train.n_crops, 16, train.seed + 7)``
         (random masks) and ``edit_pairs(train.n_pair_phantoms, 16, train.seed)`` (real
         removals and insertions), cached under ``$SHNAP_CACHE`` (default ``~/.cache/shnap``)
-        by the hash of both configs and the code version (one file holds both networks)."""
-        from shnap._cnn import cache_dir
+        by the hash of both configs and the code version (one file holds both networks).
+
+        Training prints one line on stderr first, then shows a progress bar when stderr is a
+        terminal (``progress=True`` always, ``False`` neither). A cache file that cannot be
+        read is retrained and overwritten, with a warning naming it.
+        """
+        from shnap._cnn import cache_dir, warn_retrain
         from shnap._world import nodule_free_crops
 
         path = cache_dir() / f"bridge-{_key(train, config)}.pt"
         if cache and path.is_file():
-            bridge = cls.load(path)
-            bridge.record["cached"] = True
-            return bridge
-        t0 = time.perf_counter()
-        # seed + 7: phantoms apart from those of the realism study (seed 0) and the audits
-        crops = nodule_free_crops(train.n_crops, size=16, seed=train.seed + 7)
-        pairs = edit_pairs(train.n_pair_phantoms, 16, train.seed) if train.n_pair_phantoms else None
-        data_seconds = time.perf_counter() - t0
-        bridge = cls.train(crops, train, config, progress, pairs)
+            try:
+                bridge = cls.load(path)
+            except ValueError as exc:
+                warn_retrain(path, exc)
+            else:
+                bridge.record["cached"] = True
+                return bridge
+        where = f"cached in {path}" if cache else "not cached"
+        with training_progress(
+            progress,
+            total=train.steps * (2 if train.split else 1),
+            desc="bridge",
+            message=f"training the bridge ({train.n_crops} crops, {train.n_pair_phantoms} "
+            f"phantom pairs, {train.steps} steps per network) on first use; {where}",
+        ) as step:
+            t0 = time.perf_counter()
+            # seed + 7: phantoms apart from those of the realism study (seed 0) and the audits
+            crops = nodule_free_crops(train.n_crops, size=16, seed=train.seed + 7)
+            n_pairs = train.n_pair_phantoms
+            pairs = edit_pairs(n_pairs, 16, train.seed) if n_pairs else None
+            data_seconds = time.perf_counter() - t0
+            bridge = cls._train(crops, train, config, step, pairs)
         bridge.record["data_seconds"] = data_seconds
         bridge.record["cached"] = False
         if cache:
@@ -601,17 +641,26 @@ class Bridge:
 
     @classmethod
     def load(cls, path: str | Path) -> Bridge:
-        """Read a bridge written by :meth:`save`."""
-        blob = torch.load(path, map_location="cpu", weights_only=False)
-        cfg = dict(blob["config"])
-        cfg["widths"] = tuple(cfg["widths"])
-        config = BridgeConfig(**cfg)
-        unet = UNet3D(config.widths, cond=bool(blob.get("cond", False)))
-        unet.load_state_dict(blob["state"])
-        insert_unet = None
-        if "insert_state" in blob:
-            insert_unet = UNet3D(config.widths, cond=bool(blob.get("insert_cond", True)))
-            insert_unet.load_state_dict(blob["insert_state"])
+        """Read a bridge written by :meth:`save`; a file that is missing, unreadable or not a
+        saved bridge raises an error naming it and what is wrong."""
+        from shnap._cnn import read_blob
+
+        blob = read_blob(path, ("state", "config"), "bridge")
+        try:
+            cfg = dict(blob["config"])
+            cfg["widths"] = tuple(cfg["widths"])
+            config = BridgeConfig(**cfg)
+            unet = UNet3D(config.widths, cond=bool(blob.get("cond", False)))
+            unet.load_state_dict(blob["state"])
+            insert_unet = None
+            if "insert_state" in blob:
+                insert_unet = UNet3D(config.widths, cond=bool(blob.get("insert_cond", True)))
+                insert_unet.load_state_dict(blob["insert_state"])
+        except (TypeError, KeyError, ValueError, RuntimeError) as exc:
+            raise ValueError(
+                f"bridge file {str(path)!r} does not match this version's bridge "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
         bridge = cls(unet, config, insert_unet=insert_unet)
         bridge.record = dict(blob.get("record", {}))
         return bridge

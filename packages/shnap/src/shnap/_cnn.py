@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._oracle import OracleRisk
+from ._progress import Progress, training_progress
 from ._world import NoduleSpec, make_phantom, random_nodule_specs
 
 __all__ = ["CNNConfig", "RiskCNN3D", "cache_dir", "train_risk_cnn", "training_set"]
@@ -49,6 +51,31 @@ def cache_dir() -> Path:
     path = Path(os.environ.get("SHNAP_CACHE", Path.home() / ".cache" / "shnap"))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def read_blob(path: str | Path, keys: tuple[str, ...], what: str) -> dict[str, Any]:
+    """The dict saved at ``path`` by ``torch.save``, or a ``ValueError`` naming the file and
+    what is wrong with it (missing, unreadable, or without the ``keys`` of a ``what``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} file {str(path)!r} does not exist")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:
+        raise ValueError(
+            f"{what} file {str(path)!r} is not a readable torch file (corrupt, truncated or "
+            f"another format): {type(exc).__name__}: {exc}"
+        ) from exc
+    missing = [k for k in keys if not isinstance(blob, dict) or k not in blob]
+    if missing:
+        raise ValueError(f"{what} file {str(path)!r} holds no {missing} (not a saved {what})")
+    return blob
+
+
+def warn_retrain(path: Path, exc: Exception) -> None:
+    """The warning of a cache file that cannot be used: it is retrained and overwritten."""
+    text = str(exc) if str(path) in str(exc) else f"cache file {str(path)!r}: {exc}"
+    warnings.warn(f"{text}; retraining and overwriting it", UserWarning, stacklevel=3)
 
 
 class RiskCNN3D(nn.Module):
@@ -189,43 +216,65 @@ def train_risk_cnn(
     config: CNNConfig | None = None,
     *,
     cache: bool = True,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress = None,
 ) -> tuple[RiskCNN3D, dict[str, Any]]:
     """Train (or load from the cache) a :class:`RiskCNN3D` under ``config``.
+
+    Training prints one line on stderr first, then shows a progress bar when stderr is a
+    terminal (``progress=True`` always, ``False`` neither; a callable gets the steps done). A
+    cache file that cannot be read is retrained and overwritten, with a warning naming it.
 
     Returns the model (eval mode) and a record: config, seconds, final loss, training AUC of the
     6-year logit vs the label, whether it came from the cache.
     """
+    if config is not None and not isinstance(config, CNNConfig):
+        raise TypeError(f"config must be a CNNConfig or None, got {type(config).__name__}")
     config = config or CNNConfig()
     path = cache_dir() / f"riskcnn-{config.key()}.pt"
     model = RiskCNN3D(config.padding)
     if cache and path.is_file():
-        blob = torch.load(path, weights_only=False)
-        model.load_state_dict(blob["state"])
-        model.eval()
-        return model, {**blob["record"], "cached": True}
+        try:
+            blob = read_blob(path, ("state", "record"), "risk CNN cache")
+            model.load_state_dict(blob["state"])
+        except (ValueError, RuntimeError) as exc:
+            warn_retrain(path, exc)
+            model = RiskCNN3D(config.padding)
+        else:
+            model.eval()
+            return model, {**blob["record"], "cached": True}
     t0 = time.perf_counter()
     torch.manual_seed(config.seed)
-    images, years, _ = training_set(config, progress)
-    t_data = time.perf_counter() - t0
-    x = torch.as_tensor(images[:, None])
-    y = torch.as_tensor(years)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    steps = config.epochs * int(np.ceil(len(x) / config.batch_size))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
-    gen = torch.Generator().manual_seed(config.seed)
-    model.train()
-    loss_val = float("nan")
-    for _ in range(config.epochs):
-        perm = torch.randperm(len(x), generator=gen)
-        for start in range(0, len(x), config.batch_size):
-            idx = perm[start : start + config.batch_size]
-            loss = survival_nll(model.cumulative_hazard(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            loss_val = float(loss.detach())
+    n_batches = int(np.ceil(config.n_cases / config.batch_size))
+    steps = config.epochs * n_batches
+    where = f"cached in {path}" if cache else "not cached"
+    with training_progress(
+        progress,
+        total=config.n_cases + steps,
+        desc=f"risk CNN ({config.padding})",
+        message=f"training the risk CNN ({config.padding} padding, {config.n_cases} phantoms, "
+        f"{config.epochs} epochs) on first use; {where}",
+    ) as step:
+        images, years, _ = training_set(config, step)
+        t_data = time.perf_counter() - t0
+        x = torch.as_tensor(images[:, None])
+        y = torch.as_tensor(years)
+        opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=steps)
+        gen = torch.Generator().manual_seed(config.seed)
+        model.train()
+        loss_val = float("nan")
+        for _ in range(config.epochs):
+            perm = torch.randperm(len(x), generator=gen)
+            for start in range(0, len(x), config.batch_size):
+                idx = perm[start : start + config.batch_size]
+                loss = survival_nll(model.cumulative_hazard(x[idx]), y[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sched.step()
+                loss_val = float(loss.detach())
+                if step is not None:
+                    step(1)
     model.eval()
     with torch.no_grad():
         logits = torch.cat([model(x[i : i + 128]) for i in range(0, len(x), 128)]).numpy()

@@ -30,6 +30,7 @@ from scipy import ndimage
 from shnap._bridge import _STRUCT, _extract, _paste, crop_boxes, shell_mean
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
 from shnap._precision import autocast, resolve_bf16
+from shnap._progress import Progress, training_progress
 from shnap._unet import UNet3D
 
 __all__ = ["DDPMConfig", "GlobalMeanFill", "RePaint", "ShellMeanFill", "ZeroFill", "alpha_bar"]
@@ -199,9 +200,26 @@ class RePaint:
         cls,
         crops: np.ndarray,
         config: DDPMConfig = DDPMConfig(),
-        progress: Callable[[int], None] | None = None,
+        progress: Progress = None,
     ) -> RePaint:
-        """Fit the unconditional x0-predictor with an L1 loss on all voxels, t ~ U(0, 1)."""
+        """Fit the unconditional x0-predictor with an L1 loss on all voxels, t ~ U(0, 1).
+
+        ``progress``: one line on stderr, then a bar when stderr is a terminal (``True``
+        always, ``False`` neither; a callable gets the steps done).
+        """
+        with training_progress(
+            progress,
+            total=config.train_steps,
+            desc="RePaint",
+            message=f"training RePaint's UNet on {len(crops)} crops ({config.train_steps} steps)",
+        ) as step:
+            return cls._train(crops, config, step)
+
+    @classmethod
+    def _train(
+        cls, crops: np.ndarray, config: DDPMConfig, progress: Callable[[int], None] | None
+    ) -> RePaint:
+        """:meth:`train` with a per-step callback."""
         crops = np.asarray(crops, np.float32)
         if crops.ndim != 4 or any(s % 4 for s in crops.shape[1:]):
             raise ValueError(
@@ -256,23 +274,38 @@ class RePaint:
         n_crops: int = 4000,
         *,
         cache: bool = True,
-        progress: Callable[[int], None] | None = None,
+        progress: Progress = None,
     ) -> RePaint:
         """Trained on ``nodule_free_crops(n_crops, 16, config.seed)`` (the bridge's data), cached
-        under ``$SHNAP_CACHE`` by the hash of the config."""
+        under ``$SHNAP_CACHE`` by the hash of the config. Training prints one line on stderr
+        first, then a bar when stderr is a terminal; an unreadable cache file is retrained and
+        overwritten, with a warning naming it."""
         from shnap._bridge import _key
-        from shnap._cnn import cache_dir
+        from shnap._cnn import cache_dir, read_blob, warn_retrain
         from shnap._world import nodule_free_crops
 
         path = cache_dir() / f"repaint-{_key(config)}-{n_crops}.pt"
         if cache and path.is_file():
-            blob = torch.load(path, map_location="cpu", weights_only=False)
-            unet = UNet3D(config.widths)
-            unet.load_state_dict(blob["state"])
-            out = cls(unet, config)
-            out.record = {**blob["record"], "cached": True}
-            return out
-        out = cls.train(nodule_free_crops(n_crops, size=16, seed=config.seed), config, progress)
+            try:
+                blob = read_blob(path, ("state", "record"), "RePaint cache")
+                unet = UNet3D(config.widths)
+                unet.load_state_dict(blob["state"])
+            except (ValueError, RuntimeError) as exc:
+                warn_retrain(path, exc)
+            else:
+                out = cls(unet, config)
+                out.record = {**blob["record"], "cached": True}
+                return out
+        where = f"cached in {path}" if cache else "not cached"
+        with training_progress(
+            progress,
+            total=config.train_steps,
+            desc="RePaint",
+            message=f"training RePaint's UNet ({n_crops} crops, {config.train_steps} steps) on "
+            f"first use; {where}",
+        ) as step:
+            crops = nodule_free_crops(n_crops, size=16, seed=config.seed)
+            out = cls._train(crops, config, step)
         out.record["cached"] = False
         if cache:
             torch.save({"state": out.unet.state_dict(), "record": out.record}, path)

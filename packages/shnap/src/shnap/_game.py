@@ -72,6 +72,27 @@ def _popcount(n_players: int) -> np.ndarray:
     return np.array([bin(s).count("1") for s in idx], dtype=np.int64)
 
 
+def _game_values(values: Any) -> tuple[np.ndarray, int]:
+    """``values`` as finite float64 ``(2^N,)`` and ``N``, or a ``ValueError`` naming the fault."""
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"values must be 2^N real game values, got {type(values).__name__}"
+        ) from None
+    n = v.size.bit_length() - 1
+    if v.ndim != 1 or 2**n != v.size or n < 1:
+        raise ValueError(f"values must hold 2^N game values (N >= 1), got shape {v.shape}")
+    bad = np.flatnonzero(~np.isfinite(v))
+    if bad.size:
+        more = f" and {bad.size - 1} more" if bad.size > 1 else ""
+        raise ValueError(
+            f"values must be finite, got {v[bad[0]]} at coalition {int(bad[0])}{more} (bit i "
+            "of the index = player i kept)"
+        )
+    return v, n
+
+
 def exact_sv_sii(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact Shapley values ``(N,)`` and pairwise Shapley interactions ``(N, N)`` (symmetric,
     zero diagonal) of a game given by its values on all ``2^N`` coalitions (bit ``i`` of the
@@ -82,10 +103,7 @@ def exact_sv_sii(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> sv.tolist(), float(sii[0, 1])
     ([1.5, 2.5], 1.0)
     """
-    v = np.asarray(values, dtype=np.float64)
-    n = v.size.bit_length() - 1
-    if v.ndim != 1 or 2**n != v.size or n < 1:
-        raise ValueError(f"values must hold 2^N game values (N >= 1), got shape {v.shape}")
+    v, n = _game_values(values)
     size = _popcount(n)
     idx = np.arange(2**n)
     sv = np.zeros(n)
@@ -145,10 +163,7 @@ def lmpi_fit(values: np.ndarray) -> LMPIFit:
     >>> round(fit.r2, 12), np.round(fit.b, 12).tolist()
     (1.0, [[0.0, 3.0], [3.0, 0.0]])
     """
-    v = np.asarray(values, dtype=np.float64)
-    n = v.size.bit_length() - 1
-    if 2**n != v.size:
-        raise ValueError(f"values must hold 2^N game values, got {v.size}")
+    v, n = _game_values(values)
     design = _lmpi_design(n)
     coef, *_ = np.linalg.lstsq(design, v, rcond=None)
     residual = v - design @ coef
