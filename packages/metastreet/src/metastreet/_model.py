@@ -5,12 +5,13 @@ GAT, geography-aware contrast with pseudo-labels; epochs and ``w`` selected on v
 from __future__ import annotations
 
 import copy
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from numpy.typing import NDArray
-from sklearn.metrics import accuracy_score, f1_score
 from torch import Tensor, nn
 
 from icml26_shared.checks import check_choice, check_positive, check_positive_int
@@ -23,10 +24,13 @@ from ._text import HashingEncoder, TextEncoder, encode_texts
 __all__ = ["MetaStreet", "classification_metrics", "street_features"]
 
 W_GRID = (0.1, 0.5, 0.9)
+_FORMAT = "metastreet-model-1"
 
 
 def classification_metrics(y: NDArray, logits: NDArray) -> dict[str, float]:
     """Accuracy, weighted F1, macro F1 and mean reciprocal rank of the true class."""
+    from sklearn.metrics import accuracy_score, f1_score  # on first use: slow to import
+
     pred = logits.argmax(1)
     rank = 1 + (logits > logits[np.arange(y.size), y][:, None]).sum(1)
     return {
@@ -164,6 +168,12 @@ class MetaStreet:
             the (w, restart, epoch) with the best validation weighted F1 is kept. ``w=1,
             restarts=3`` gives the no-contrast ablation the same validation-selection budget
             as ``w="auto"`` (three candidates), a control for the selection effect.
+        progress: a bar per candidate ``w`` over the epochs; by default only when stderr is a
+            terminal.
+
+    A fitted model is saved with :meth:`save` and read back with :meth:`load` (weights, the
+    fitted city's inputs and the settings; the text encoder is not stored, as the encoded
+    texts are).
     """
 
     def __init__(
@@ -190,7 +200,7 @@ class MetaStreet:
         restarts: int = 1,
         contrast_on: str = "layer",
         device: str | torch.device = "cpu",
-        progress: bool = False,
+        progress: bool | None = None,
     ) -> None:
         self.n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
         self.n_categories = check_positive_int(n_categories, "n_categories")
@@ -280,6 +290,8 @@ class MetaStreet:
     def _fit_one(
         self, inputs: tuple, edges: NDArray, y_tr: NDArray, y_va: NDArray, w: float, seed: int
     ) -> tuple[float, _Net, list[float]]:
+        from sklearn.metrics import f1_score  # on first use: slow to import
+
         from icml26_shared.experiment import progress
 
         seq, lengths, txt, ei = inputs
@@ -314,7 +326,8 @@ class MetaStreet:
                 anc_t, diff = anc_t[keep_anc], diff[keep_anc]
                 m = min(self.n_negatives, tr.numel())
             best, best_state, hist = -1.0, None, []
-            for _ in progress(range(self.epochs), enabled=self.progress, desc=f"w={w}"):
+            show = sys.stderr.isatty() if self.progress is None else bool(self.progress)
+            for _ in progress(range(self.epochs), enabled=show, desc=f"w={w}"):
                 net.train()
                 logits, h1, _ = net(seq, lengths, txt, ei)
                 loss = nn.functional.cross_entropy(logits[tr], ytr)
@@ -338,6 +351,75 @@ class MetaStreet:
             net.load_state_dict(best_state)
         net.eval()
         return best, net, hist
+
+    # ------------------------------------------------------------------ persistence
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "n_classes": self.n_classes,
+            "n_categories": self.n_categories,
+            "w": self.w,
+            "tau": self.tau,
+            "use_adjacency": self.use_adjacency,
+            **self.cfg,
+            "epochs": self.epochs,
+            "lr": self.lr,
+            "weight_decay": self.weight_decay,
+            "n_negatives": self.n_negatives,
+            "restarts": self.restarts,
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted model to ``path``: weights, selected ``w`` and validation F1, the
+        fitted city's inputs (features, encoded texts, graph) and the settings."""
+        self._check_fitted()
+        torch.save(
+            {
+                "format": _FORMAT,
+                "settings": self._settings(),
+                "w_": self.w_,
+                "val_f1_": self.val_f1_,
+                "history_": self.history_,
+                "state": {k: v.detach().cpu() for k, v in self.net_.state_dict().items()},
+                "inputs": [t.detach().cpu() for t in self.city_inputs_],
+            },
+            path,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path, *, device: str | torch.device = "cpu") -> MetaStreet:
+        """Read a model written by :meth:`save` (onto ``device``); a missing, unreadable or
+        foreign file raises an error naming it and what is wrong."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"path must be a file written by MetaStreet.save, got {str(path)!r} (not found)"
+            )
+        try:
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise ValueError(
+                f"path {str(path)!r} is not a readable MetaStreet file (corrupt, truncated or "
+                f"another format): {type(exc).__name__}: {exc}"
+            ) from exc
+        found = blob.get("format") if isinstance(blob, dict) else type(blob).__name__
+        if found != _FORMAT:
+            raise ValueError(
+                f"path {str(path)!r} must be a file written by MetaStreet.save (format "
+                f"{_FORMAT!r}), got {found!r}"
+            )
+        model = cls(**blob["settings"], device=device)
+        seq, lengths, txt, ei = (t.to(model.device) for t in blob["inputs"])
+        net = _Net(seq.shape[-1], txt.shape[1], model.n_classes, model.cfg)
+        try:
+            net.load_state_dict(blob["state"])
+        except RuntimeError as exc:
+            raise ValueError(
+                f"path {str(path)!r}: weights do not match its settings ({exc})"
+            ) from exc
+        model.net_ = net.to(model.device).eval()
+        model.city_inputs_ = (seq, lengths, txt, ei)
+        model.w_, model.val_f1_, model.history_ = blob["w_"], blob["val_f1_"], blob["history_"]
+        return model
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self) -> None:

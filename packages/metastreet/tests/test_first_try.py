@@ -1,0 +1,83 @@
+"""A new user's needs: a light import, save/load of a fitted model, progress on a terminal."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from metastreet import MetaStreet, make_city
+
+SMALL = dict(epochs=6, hidden=16, d=16, heads=2, head_dim=8, n_categories=12)
+
+
+@pytest.fixture(scope="module")
+def city():
+    return make_city(6, seed=3, images_per_street=(1, 3), split=(0.2, 0.2))
+
+
+@pytest.fixture(scope="module")
+def fitted(city):
+    return MetaStreet(4, w=0.5, progress=False, **SMALL).fit(city, seed=0)
+
+
+def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
+    code = (
+        "import metastreet, sys; "
+        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"] * 3
+
+
+def test_save_load_round_trip(fitted, city, tmp_path):
+    path = tmp_path / "model.pt"
+    fitted.save(path)
+    loaded = MetaStreet.load(path)
+    np.testing.assert_array_equal(loaded.predict_logits(), fitted.predict_logits())
+    assert loaded.evaluate(city) == fitted.evaluate(city)
+    assert (loaded.w_, loaded.val_f1_, loaded.history_) == (
+        fitted.w_,
+        fitted.val_f1_,
+        fitted.history_,
+    )
+    np.testing.assert_array_equal(loaded.state_vector(), fitted.state_vector())
+    assert loaded._settings() == fitted._settings()
+
+
+def test_save_before_fit_is_refused(tmp_path):
+    with pytest.raises(RuntimeError, match="call fit"):
+        MetaStreet(4).save(tmp_path / "m.pt")
+
+
+def test_load_names_a_bad_file(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match=r"path '.*bad\.pt' is not a readable MetaStreet file"):
+        MetaStreet.load(bad)
+    torch.save({"state": {}}, bad)
+    with pytest.raises(
+        ValueError, match=r"path '.*bad\.pt' must be a file written by MetaStreet.save"
+    ):
+        MetaStreet.load(bad)
+    with pytest.raises(FileNotFoundError, match=r"nope\.pt"):
+        MetaStreet.load(tmp_path / "nope.pt")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("progress", "tty", "shown"), [
+    (None, True, True), (None, False, False), (False, True, False), (True, False, True),
+])  # fmt: skip
+def test_fit_progress_bar_defaults_to_the_terminal(city, monkeypatch, progress, tty, shown):
+    err = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    MetaStreet(4, w=0.5, progress=progress, **{**SMALL, "epochs": 2}).fit(city, seed=0)
+    assert ("w=0.5" in err.getvalue()) is shown
