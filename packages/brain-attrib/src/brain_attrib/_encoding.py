@@ -14,7 +14,10 @@ pipeline keeps the one pass per TR and ``consistency_gap`` reports the differenc
 
 from __future__ import annotations
 
+import pickle
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +32,7 @@ from ._ridge import LAMBDAS, RidgeFold, blocked_folds, fit_ridge, pearson_cols
 __all__ = ["FEATURES", "EncodingModel", "Pipeline", "WordScores"]
 
 FEATURES = ("per_tr", "per_word")
+_FORMAT = "brain-attrib-encoding-model-1"
 
 
 def _n_positions(lm: Any) -> int:
@@ -192,7 +196,7 @@ class EncodingModel:
         gap: int = 5,
         batch: int = 32,
         lambdas: np.ndarray = LAMBDAS,
-        progress: bool = False,
+        progress: bool | None = None,
     ) -> EncodingModel:
         """Compute the design for every TR (``features``) and fit outer-CV ridge (per-voxel λ
         by inner CV)."""
@@ -220,14 +224,14 @@ class EncodingModel:
         self.r_ = pearson_cols(pred, y)
         return self
 
-    def _per_tr_design(self, run_data: RunData, *, batch: int, progress: bool) -> np.ndarray:
+    def _per_tr_design(self, run_data: RunData, *, batch: int, progress: bool | None) -> np.ndarray:
         """X (TRs × |delays|·H): row j from the one pass over TR j's context."""
         n = len(run_data.data)
         feats = []
         with torch.no_grad():
             for a in progress_bar(
                 range(0, n, batch),
-                enabled=progress,
+                enabled=sys.stderr.isatty() if progress is None else progress,
                 total=(n + batch - 1) // batch,
                 desc=f"features L{self.layer}",
             ):
@@ -241,6 +245,68 @@ class EncodingModel:
                 f, _ = self._features(self.lm.get_input_embeddings()(ids), p)
                 feats.append(f.reshape(len(items), -1).double().numpy())
         return np.concatenate(feats)
+
+    # ---- persistence ------------------------------------------------------------------------
+    def _lm_fingerprint(self) -> list[float]:
+        emb = self.lm.get_input_embeddings().weight.detach()
+        return [float(emb.shape[0]), float(emb.shape[1]), float(emb.double().sum())]
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted model to ``path`` (a pickle: designs, ridge folds, scores, run data
+        and settings; not the LM or tokenizer, which :meth:`load` takes again). Load only
+        files you trust."""
+        if not hasattr(self, "r_"):
+            raise RuntimeError("call fit first")
+        state = {k: v for k, v in self.__dict__.items() if k.endswith("_") or k == "_run_words"}
+        settings = {
+            "layer": self.layer,
+            "context": self.context,
+            "delays": self.delays,
+            "pool": self.pool,
+            "features": self.features,
+        }
+        blob = {
+            "format": _FORMAT,
+            "settings": settings,
+            "lm": self._lm_fingerprint(),
+            "state": state,
+        }
+        with open(path, "wb") as f:
+            pickle.dump(blob, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def load(cls, path: str | Path, lm: Any, tokenizer: Any) -> EncodingModel:
+        """Read a model written by :meth:`save`, with the ``lm`` and ``tokenizer`` it was fitted
+        with (checked against the saved embedding's shape and sum). A missing, unreadable or
+        foreign file, or another LM, raises an error naming the file and what is wrong."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"path must be a file written by EncodingModel.save, got {str(path)!r} (not found)"
+            )
+        try:
+            with open(path, "rb") as f:
+                blob = pickle.load(f)
+        except Exception as exc:
+            raise ValueError(
+                f"path {str(path)!r} is not a readable EncodingModel file (corrupt, truncated or "
+                f"another format): {type(exc).__name__}: {exc}"
+            ) from exc
+        found = blob.get("format") if isinstance(blob, dict) else type(blob).__name__
+        if found != _FORMAT:
+            raise ValueError(
+                f"path {str(path)!r} must be a file written by EncodingModel.save (format "
+                f"{_FORMAT!r}), got {found!r}"
+            )
+        model = cls(lm, tokenizer, **blob["settings"])
+        saved, got = blob["lm"], model._lm_fingerprint()
+        if saved[:2] != got[:2] or not np.isclose(saved[2], got[2], rtol=1e-6, atol=1e-6):
+            raise ValueError(
+                f"lm must be the model {str(path)!r} was fitted with: its input embedding "
+                f"(rows, width, sum) was {tuple(saved)}, got {tuple(got)}"
+            )
+        model.__dict__.update(blob["state"])
+        return model
 
     def score(self) -> np.ndarray:
         """Held-out Pearson r per voxel (BA)."""

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ def tiny_lm(
     batch: int = 16,
     seq: int = 128,
     seed: int = 0,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> tuple[Any, WordTokenizer, dict[str, Any]]:
     """Train (or load from cache) the tiny GPT-2 on the grammar; returns ``(lm, tokenizer, info)``.
 
@@ -102,7 +103,11 @@ def tiny_lm(
         opt = torch.optim.AdamW(lm.parameters(), lr=3e-3, weight_decay=0.01)
         rng = np.random.default_rng(seed)
         lm.train()
-        for step in progress_bar(range(steps), enabled=progress, desc="tiny LM"):
+        for step in progress_bar(
+            range(steps),
+            enabled=sys.stderr.isatty() if progress is None else progress,
+            desc="tiny LM",
+        ):
             lr = (
                 3e-3
                 * min(1.0, (step + 1) / max(1, min(50, steps // 5)))

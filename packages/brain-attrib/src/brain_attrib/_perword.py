@@ -13,6 +13,7 @@ The default ``features="per_tr"`` instead takes every word's feature from the on
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +34,7 @@ def word_features(
     words: np.ndarray,
     *,
     batch: int = 32,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> np.ndarray:
     """``f_i`` (len(words) × H, float64) for global word indices ``words``, one pass each."""
     from ._encoding import _n_positions
@@ -46,7 +47,7 @@ def word_features(
     with torch.no_grad():
         for a in progress_bar(
             range(0, len(words), batch),
-            enabled=progress,
+            enabled=sys.stderr.isatty() if progress is None else progress,
             total=(len(words) + batch - 1) // batch,
             desc=f"per-word features L{em.layer}",
         ):
@@ -78,7 +79,7 @@ def word_features(
 
 
 def per_word_design(
-    em: EncodingModel, run_data: RunData, *, batch: int = 32, progress: bool = False
+    em: EncodingModel, run_data: RunData, *, batch: int = 32, progress: bool | None = None
 ) -> np.ndarray:
     """Design ``X`` (TRs × |delays|·H) from per-word features (see the module docstring)."""
     rd = run_data
