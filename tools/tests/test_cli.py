@@ -45,13 +45,13 @@ def fake_packages(monkeypatch):
 
 
 def test_reproduce_writes_report_and_flags_errors(fake_packages, tmp_path, capsys):
-    code = cli.main(["reproduce", "--quick", "--out", str(tmp_path), "--no-progress"])
+    code = cli.main(["reproduce", "--quick", "--out", str(tmp_path), "--no-progress", "-j", "1"])
     assert code == 1  # the broken experiment raised
     report = (tmp_path / "REPORT.md").read_text()
     assert "## good: works" in report and "score 1.5" in report
     assert "## bad: ERROR" in report and "RuntimeError: boom" in report
     assert json.loads((tmp_path / "good" / "result.json").read_text())["passed"] is True
-    assert "experiments that raised: bad" in capsys.readouterr().out
+    assert "experiments that raised or timed out: bad" in capsys.readouterr().out
 
 
 def test_reproduce_selected_package_and_list(fake_packages, tmp_path, capsys):
@@ -71,7 +71,7 @@ def test_reproduce_exits_1_on_a_failing_check_and_names_it(monkeypatch, tmp_path
     }
     monkeypatch.setattr(cli, "discover", lambda: dict(sorted(eps.items())))
     assert cli.main(["reproduce", "good", "--out", str(tmp_path), "--no-progress"]) == 0
-    code = cli.main(["reproduce", "--out", str(tmp_path), "--no-progress"])
+    code = cli.main(["reproduce", "--out", str(tmp_path), "--no-progress", "--jobs", "1"])
     out = capsys.readouterr().out
     assert code == 1
     assert (

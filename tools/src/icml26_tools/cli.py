@@ -5,7 +5,7 @@ registers its :class:`icml26_shared.experiment.Experiment` there, so adding a pa
 edit here.
 
     icml26 list
-    icml26 reproduce [PKG ...] [--quick] [--out reports]
+    icml26 reproduce [PKG ...] [--quick] [--out reports] [--jobs N] [--timeout S]
     icml26 bench [PKG ...] [--quick] [--out reports]
     icml26 report [--out reports] [--readme [README.md]]
 
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from icml26_shared.experiment import Experiment, ExperimentResult
 
+from .parallel import Outcome, cores, run_parallel
 from .readme import update_readme
 from .report import write_report
 
@@ -100,12 +101,57 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
+def _finish(
+    out: Path, results: dict[str, ExperimentResult], errors: dict[str, str], total: float
+) -> int:
+    report = write_report(out, results=results, errors=errors)
+    print(f"\nreport written to {report}")
+    failed = {n: r for n, r in results.items() if not r.passed}
+    for name, r in failed.items():
+        bad = [k for k, ok in r.checks.items() if not ok] or ["no check was recorded"]
+        print(f"{name}: checks failing: " + "; ".join(bad))
+    if failed:
+        print(f"checks failing in: {', '.join(failed)} (see the report)")
+    if errors:
+        print(f"experiments that raised or timed out: {', '.join(errors)}")
+    n_ok = sum(sum(r.checks.values()) for r in results.values())
+    n_all = sum(len(r.checks) for r in results.values())
+    print(
+        f"total {total:.0f} s wall for {len(results) + len(errors)} package(s); "
+        f"{n_ok}/{n_all} checks pass"
+    )
+    return 1 if errors or failed else 0
 
+
+def _progress_line(name: str, seconds: float, result: ExperimentResult | None) -> str:
+    if result is None:
+        return f"[{name}] ERROR after {seconds:.1f} s"
+    n_ok = sum(result.checks.values())
+    return f"[{name}] done in {seconds:.1f} s, {n_ok}/{len(result.checks)} checks pass"
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     selected = _select(args.packages)
+    jobs = args.jobs if args.jobs is not None else cores()
+    if jobs < 1:
+        raise SystemExit(f"icml26 reproduce: --jobs must be >= 1, got {jobs}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise SystemExit(f"icml26 reproduce: --timeout must be > 0 seconds, got {args.timeout}")
+    t0 = time.perf_counter()
+    if jobs == 1 or len(selected) == 1:
+        results, errors = _reproduce_serial(selected, args, out)
+    else:
+        results, errors = _reproduce_parallel(list(selected), args, out, jobs)
+    return _finish(out, results, errors, time.perf_counter() - t0)
+
+
+def _reproduce_serial(
+    selected: dict[str, metadata.EntryPoint], args: argparse.Namespace, out: Path
+) -> tuple[dict[str, ExperimentResult], dict[str, str]]:
+    from tqdm.auto import tqdm
+
     results: dict[str, ExperimentResult] = {}
     errors: dict[str, str] = {}
     bar = tqdm(selected.items(), desc="icml26 reproduce", unit="pkg", file=sys.stderr)
@@ -119,22 +165,45 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             )
             results[name] = result
             tqdm.write(result.to_text(), file=sys.stdout)
+            tqdm.write(_progress_line(name, time.perf_counter() - start, result))
         except Exception:
             errors[name] = traceback.format_exc()
             (out / name).mkdir(parents=True, exist_ok=True)
             (out / name / "error.txt").write_text(errors[name])
             tqdm.write(f"{name}: ERROR after {time.perf_counter() - start:.1f} s\n{errors[name]}")
-    report = write_report(out, results=results, errors=errors)
-    print(f"\nreport written to {report}")
-    failed = {n: r for n, r in results.items() if not r.passed}
-    for name, r in failed.items():
-        bad = [k for k, ok in r.checks.items() if not ok] or ["no check was recorded"]
-        print(f"{name}: checks failing: " + "; ".join(bad))
-    if failed:
-        print(f"checks failing in: {', '.join(failed)} (see the report)")
-    if errors:
-        print(f"experiments that raised: {', '.join(errors)}")
-    return 1 if errors or failed else 0
+    return results, errors
+
+
+def _reproduce_parallel(
+    names: list[str], args: argparse.Namespace, out: Path, jobs: int
+) -> tuple[dict[str, ExperimentResult], dict[str, str]]:
+    results: dict[str, ExperimentResult] = {}
+    errors: dict[str, str] = {}
+    threads = max(1, cores() // jobs)
+    print(
+        f"icml26 reproduce: {len(names)} packages, {jobs} at a time, {threads} thread(s) each",
+        flush=True,
+    )
+
+    def on_done(o: Outcome) -> None:
+        result = None
+        if o.code == 0:
+            try:
+                result = ExperimentResult.from_json((out / o.name / "result.json").read_text())
+            except (OSError, ValueError) as exc:
+                o.error = f"no readable result.json: {exc}"
+        if result is None:
+            errors[o.name] = o.error or o.stderr or "failed"
+            (out / o.name).mkdir(parents=True, exist_ok=True)
+            (out / o.name / "error.txt").write_text(errors[o.name])
+            print(f"{_progress_line(o.name, o.seconds, None)}\n{errors[o.name]}", flush=True)
+            return
+        results[o.name] = result
+        print(o.stdout.rstrip(), flush=True)
+        print(_progress_line(o.name, o.seconds, result), flush=True)
+
+    run_parallel(names, jobs=jobs, quick=args.quick, out=out, timeout=args.timeout, on_done=on_done)
+    return results, errors
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -186,6 +255,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="reduced sizes (minutes on 2 cores)")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
     p.add_argument("--no-progress", action="store_true", help="hide the packages' progress bars")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        help="packages run at once, each in its own process with its share of the cores' "
+        "threads, longest first (default: the number of cores; 1 runs them in this process)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds after which a package's worker is stopped and reported (--jobs > 1)",
+    )
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("bench", help="run packages/<pkg>/benchmarks/run.py side by side with peers")

@@ -1,0 +1,160 @@
+"""``icml26 reproduce --jobs N``: packages in worker processes, longest first.
+
+Each package runs in its own ``python -m icml26_tools.worker`` process whose thread pools
+(OpenMP/MKL/OpenBLAS through their environment variables, torch through ``OMP_NUM_THREADS``,
+XLA through ``XLA_FLAGS``) are limited to its share of the cores, ``max(1, cores // N)``. The
+worker calls the same :meth:`Experiment.run` as a serial run, so ``result.json`` and the
+printed tables are the same; the parent prints each package's table and one progress line
+as it finishes, kills a package that runs past ``timeout`` seconds and records a crash or a
+timeout as an error while the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Outcome", "cores", "order_longest_first", "run_parallel", "thread_env"]
+
+#: quick-mode seconds of each package on 2 cores, alone (a scheduling hint only, used when no
+#: earlier result.json says better)
+TYPICAL_QUICK_SECONDS = {
+    "perturbedvae": 380,
+    "bittokens": 359,
+    "geomem": 327,
+    "brain-attrib": 321,
+    "gse-flow": 298,
+    "shnap": 200,
+    "metastreet": 185,
+    "r4-rl": 126,
+    "up-ocp": 105,
+    "costly-cp": 104,
+    "rep-unlearn": 57,
+    "arm-ebm": 42,
+    "dlpt": 41,
+    "rsa-cp": 16,
+    "dxpp": 13,
+    "collab-cp": 8,
+}
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def thread_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with every thread pool set to
+    ``threads``."""
+    env = dict(os.environ if base is None else base)
+    for var in (
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+    ):
+        env[var] = str(threads)
+    xla = env.get("XLA_FLAGS", "")
+    if threads == 1 and "intra_op_parallelism_threads" not in xla:
+        env["XLA_FLAGS"] = (
+            xla + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        ).strip()
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _previous_seconds(out: Path, name: str, quick: bool) -> float | None:
+    path = out / name / "result.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if bool(data.get("quick")) != quick or not isinstance(data.get("seconds"), int | float):
+        return None
+    return float(data["seconds"])
+
+
+def order_longest_first(names: list[str], out: Path, quick: bool) -> list[str]:
+    """Longest expected first: the last run's seconds, else :data:`TYPICAL_QUICK_SECONDS`
+    (×5 in full mode), else 60 s."""
+
+    def expected(name: str) -> float:
+        prev = _previous_seconds(out, name, quick)
+        if prev is not None:
+            return prev
+        return TYPICAL_QUICK_SECONDS.get(name, 60) * (1 if quick else 5)
+
+    return sorted(names, key=lambda n: (-expected(n), n))
+
+
+@dataclass
+class Outcome:
+    """One package's run: exit code (None: timed out), seconds, captured output."""
+
+    name: str
+    code: int | None
+    seconds: float
+    stdout: str = ""
+    stderr: str = ""
+    error: str = field(default="")
+
+
+def run_parallel(
+    names: list[str],
+    *,
+    jobs: int,
+    quick: bool,
+    out: Path,
+    timeout: float | None,
+    on_done: Callable[[Outcome], None],
+) -> list[Outcome]:
+    """Run every package in a worker process, at most ``jobs`` at once, longest first."""
+    threads = max(1, cores() // max(jobs, 1))
+    env = thread_env(threads)
+    queue = order_longest_first(names, out, quick)
+    running: dict[str, tuple[subprocess.Popen, float, Path, Path]] = {}
+    done: list[Outcome] = []
+    logs = out / ".logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    while queue or running:
+        while queue and len(running) < jobs:
+            name = queue.pop(0)
+            cmd = [sys.executable, "-m", "icml26_tools.worker", name, "--out", str(out)]
+            if quick:
+                cmd.append("--quick")
+            so, se = logs / f"{name}.out", logs / f"{name}.err"
+            with so.open("w") as fo, se.open("w") as fe:
+                proc = subprocess.Popen(cmd, env=env, stdout=fo, stderr=fe, start_new_session=True)
+            running[name] = (proc, time.perf_counter(), so, se)
+        time.sleep(0.2)
+        for name, (proc, start, so, se) in list(running.items()):
+            elapsed = time.perf_counter() - start
+            code = proc.poll()
+            if code is None and timeout is not None and elapsed > timeout:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                code = None
+                outcome = Outcome(name, None, elapsed, error=f"timed out after {timeout:.0f} s")
+            elif code is None:
+                continue
+            else:
+                outcome = Outcome(name, code, elapsed)
+            outcome.stdout = so.read_text(errors="replace")
+            outcome.stderr = se.read_text(errors="replace")
+            if outcome.code not in (0, None) and not outcome.error:
+                outcome.error = outcome.stderr.strip() or f"exited with code {outcome.code}"
+            del running[name]
+            done.append(outcome)
+            on_done(outcome)
+    return done
