@@ -21,6 +21,7 @@ the algorithms.
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import importlib
 import json
 import math
@@ -175,6 +176,9 @@ class ExperimentResult:
     headline: str = ""
     seconds: float = 0.0
     quick: bool = False
+    #: when and where the run happened (set by :meth:`Experiment.run`)
+    date: str = ""
+    machine: str = ""
 
     @property
     def passed(self) -> bool:
@@ -218,6 +222,8 @@ class ExperimentResult:
             "headline": self.headline,
             "seconds": self.seconds,
             "quick": self.quick,
+            "date": self.date,
+            "machine": self.machine,
             "passed": self.passed,
             "checks": self.checks,
             "notes": self.notes,
@@ -240,10 +246,33 @@ class ExperimentResult:
             headline=data.get("headline", ""),
             seconds=float(data.get("seconds", 0.0)),
             quick=bool(data.get("quick", False)),
+            date=str(data.get("date", "")),
+            machine=str(data.get("machine", "")),
         )
 
 
 ReproduceFn = Callable[[bool, Path, bool], ExperimentResult]
+
+
+def machine_description() -> str:
+    """``"<cores> cores, <processor> (<SIMD capability>), <OS>"``: the SIMD level is torch's
+    CPU capability where torch is already imported (AVX2, AVX512, ...)."""
+    import os
+    import platform
+
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        n = os.cpu_count() or 1
+    proc = platform.machine() or "unknown CPU"
+    torch = sys.modules.get("torch")
+    cap = ""
+    if torch is not None:
+        try:
+            cap = f" ({torch.backends.cpu.get_cpu_capability()})"
+        except Exception:  # pragma: no cover - very old torch
+            cap = ""
+    return f"{n} cores, {proc}{cap}, {platform.system()}"
 
 
 @dataclass(frozen=True)
@@ -270,6 +299,8 @@ class Experiment:
         result = self.reproduce(quick, out, progress)
         result.seconds = time.perf_counter() - start
         result.quick = quick
+        result.date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        result.machine = machine_description()
         (out / "result.json").write_text(result.to_json())
         return result
 

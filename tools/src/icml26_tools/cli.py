@@ -234,6 +234,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     path = write_report(Path(args.out))
     print(f"report written to {path}")
+    if args.docs:
+        root = find_repo_root()
+        if root is None:
+            raise SystemExit("icml26 report --docs: run it inside the icml26 repository")
+        from .docs import generate
+
+        pages = generate(root)
+        print(f"docs: {len(pages)} pages written under {root / 'docs'}")
     if args.readme is not None:
         readme = Path(args.readme)
         root = find_repo_root(readme.resolve().parent) or readme.resolve().parent
@@ -285,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
         const="README.md",
         default=None,
         help="also rewrite this README's first line and package table (default README.md)",
+    )
+    p.add_argument(
+        "--docs",
+        action="store_true",
+        help="also write the docs site's pages (docs/index.md, docs/packages/*.md)",
     )
     p.set_defaults(func=cmd_report)
     return parser

@@ -388,9 +388,10 @@ def flow_config(
     rule too), zero readout init (training starts at the Gaussian field: prior mean plus
     calibrated noise), and ``sigma`` = the per-frame :func:`prior_scale` unless given.
 
-    >>> import gse_flow as g
-    >>> sorted(g.flow_config(g.nbody_windows(8, seed=0)))[:3]
-    ['cutoff', 'irreps_hidden', 'length_scale']
+    Examples:
+        >>> import gse_flow as g
+        >>> sorted(g.flow_config(g.nbody_windows(8, seed=0)))[:3]
+        ['cutoff', 'irreps_hidden', 'length_scale']
     """
     check_choice(prior, "prior", ("last", "cv"))
     disp = np.sqrt(np.mean(np.diff(np.asarray(windows.history), axis=1) ** 2)) * np.sqrt(3)

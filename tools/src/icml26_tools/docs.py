@@ -1,0 +1,184 @@
+"""The documentation site's generated pages (``mkdocs build`` runs :func:`generate` from the
+hook ``docs/hooks.py``, and ``icml26 report --docs`` writes the same pages).
+
+For every package under ``packages/``: ``docs/packages/<name>.md`` holds the package's README
+(its manual: what it does, install, quickstart, the method with its citation, limitations),
+then the results of its latest recorded run, rendered from the ``result.json`` it was saved
+to (``packages/<name>/docs/result.json``, else ``full_result.json``, else
+``quick_result.json``) with the run's date, mode and machine stated once, then an API
+reference generated from the docstrings (mkdocstrings). ``docs/index.md`` is the landing page
+with the package table. Nothing in a results table is written by hand.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from icml26_shared.experiment import ExperimentResult
+
+__all__ = ["PackageDoc", "find_result", "generate", "package_docs", "results_markdown"]
+
+RESULT_FILES = ("result.json", "full_result.json", "quick_result.json")
+
+
+@dataclass(frozen=True)
+class PackageDoc:
+    """What the site knows of one package."""
+
+    name: str
+    module: str
+    summary: str
+    readme: Path
+    result: Path | None
+
+
+def find_result(pkg_dir: Path) -> Path | None:
+    """The latest recorded run's ``result.json`` of a package folder, or None."""
+    for fname in RESULT_FILES:
+        path = pkg_dir / "docs" / fname
+        if path.is_file():
+            return path
+    return None
+
+
+def package_docs(root: Path) -> list[PackageDoc]:
+    """Every package under ``root/packages``, sorted by name."""
+    out = []
+    for pkg in sorted((root / "packages").iterdir()):
+        meta = pkg / "pyproject.toml"
+        if not meta.is_file():
+            continue
+        project = tomllib.loads(meta.read_text())["project"]
+        modules = [
+            p.name
+            for p in sorted((pkg / "src").iterdir())
+            if p.is_dir() and (p / "__init__.py").is_file()
+        ]
+        out.append(
+            PackageDoc(
+                project["name"],
+                modules[0],
+                project.get("description", ""),
+                pkg / "README.md",
+                find_result(pkg),
+            )
+        )
+    return out
+
+
+def results_markdown(result: ExperimentResult) -> str:
+    """The tables and checks of a run, with its date, mode and machine stated once."""
+    mode = "quick" if result.quick else "full"
+    when = f", {result.date}" if result.date else ""
+    where = f", on {result.machine}" if result.machine else ""
+    lines = [
+        f"_Latest recorded {mode} run of `python -m <module> reproduce`{when}{where}; "
+        f"{result.seconds:.0f} s._",
+        "",
+    ]
+    if result.headline:
+        lines += [f"Headline: {result.headline}", ""]
+    for t in result.tables:
+        lines += [t.to_markdown(), ""]
+    if result.checks:
+        lines += ["| acceptance check | result |", "|---|---|"]
+        lines += [
+            f"| {k.replace('|', '/')} | {'pass' if v else 'FAIL'} |"
+            for k, v in result.checks.items()
+        ]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _readme_body(path: Path, name: str) -> str:
+    text = path.read_text() if path.is_file() else ""
+    # images next to the README (docs/x.png) are copied beside the page, under <name>/
+    text = re.sub(r"\]\(docs/([^)\s]+\.(?:png|svg|jpg))\)", rf"]({name}/\1)", text)
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    # headings one level down (the page title is the package name), code blocks untouched
+    out, fenced = [], False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,5} ", line):
+            line = "#" + line
+        out.append(line)
+    return "\n".join(out).strip()
+
+
+def package_page(doc: PackageDoc) -> str:
+    """The Markdown page of one package."""
+    parts = [f"# {doc.name}", "", f"*{doc.summary}* Install: `pip install {doc.name}`.", ""]
+    parts += ["## Manual", "", _readme_body(doc.readme, doc.name), ""]
+    parts += ["## Results", ""]
+    if doc.result is None:
+        parts += [
+            f"No run is recorded in the repository yet: `python -m {doc.module} reproduce` "
+            "prints the table and saves its `result.json`.",
+            "",
+        ]
+    else:
+        result = ExperimentResult.from_json(doc.result.read_text())
+        parts += [results_markdown(result).replace("<module>", doc.module), ""]
+    parts += ["## API reference", "", f"::: {doc.module}", ""]
+    return "\n".join(parts)
+
+
+def index_page(docs: list[PackageDoc]) -> str:
+    lines = [
+        "# icml26",
+        "",
+        "Sixteen ICML 2026 methods as independently installable Python libraries, each with "
+        "its peers measured side by side. Every package page holds the package's manual, the "
+        "results of its latest recorded run and an API reference generated from its "
+        "docstrings.",
+        "",
+        "| package | import | what it is | latest recorded run |",
+        "|---|---|---|---|",
+    ]
+    for d in docs:
+        status = "–"
+        if d.result is not None:
+            r = ExperimentResult.from_json(d.result.read_text())
+            n_ok = sum(r.checks.values())
+            mode = "quick" if r.quick else "full"
+            status = f"{mode}: {n_ok}/{len(r.checks)} checks pass"
+        lines.append(
+            f"| [{d.name}](packages/{d.name}.md) | `{d.module}` | "
+            f"{d.summary.replace('|', '/')} | {status} |"
+        )
+    lines += [
+        "",
+        "Build this site locally with `uv run mkdocs build --strict` (pages regenerated from the "
+        "packages' READMEs, `result.json` files and docstrings).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def generate(root: Path, docs_dir: Path | None = None) -> list[Path]:
+    """Write ``docs/index.md`` and ``docs/packages/<name>.md``; returns the paths written."""
+    docs_dir = docs_dir or root / "docs"
+    (docs_dir / "packages").mkdir(parents=True, exist_ok=True)
+    docs = package_docs(root)
+    written = []
+    index = docs_dir / "index.md"
+    index.write_text(index_page(docs))
+    written.append(index)
+    for d in docs:
+        path = docs_dir / "packages" / f"{d.name}.md"
+        path.write_text(package_page(d))
+        written.append(path)
+        images = sorted((d.readme.parent / "docs").glob("*.png"))
+        if images:
+            (docs_dir / "packages" / d.name).mkdir(exist_ok=True)
+        for img in images:
+            target = docs_dir / "packages" / d.name / img.name
+            if not target.exists() or target.stat().st_mtime < img.stat().st_mtime:
+                shutil.copy2(img, target)
+    return written
