@@ -1,5 +1,5 @@
 # ruff: noqa
-"""Diagnostic of issue 22 (run under the CPU lock from the repo root: OMP_NUM_THREADS=2 flock /work/notes/cpu.lock .venv/bin/python packages/brain-attrib/benchmarks/diag_nwp.py); figures in README."""
+"""Diagnostic of issue 22 (run from the repo root: python packages/brain-attrib/benchmarks/diag_nwp.py); figures in README."""
 
 import time
 

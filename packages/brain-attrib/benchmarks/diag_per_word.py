@@ -2,10 +2,9 @@
 synthetic fMRI: held-out BA r on signal / noise voxels for each, and the fit-vs-pipeline
 ``consistency_gap`` of the per-word fit on 20 random TRs (and on all held-out TRs with P_j ≠ ∅).
 
-Run from the repo root under the CPU lock:
+Run from the repo root:
 
-    OMP_NUM_THREADS=2 flock /work/notes/cpu.lock .venv/bin/python \
-        packages/brain-attrib/benchmarks/diag_per_word.py [--layers 1 2 4] [--context 32]
+    python packages/brain-attrib/benchmarks/diag_per_word.py [--layers 1 2 4] [--context 32]
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ The forward pass (tokens → LM → TR features → folded ridge) is rebuilt her
 attributes (``context_words``, ``folds_``, ``fold_of_``, ``rd_``) and checked against
 ``Pipeline.predict`` / ``Pipeline.attribute`` on the first TRs.
 
-Run from the repo root: ``OMP_NUM_THREADS=2 flock /tmp/cpu.lock .venv/bin/python
-packages/brain-attrib/benchmarks/diag_residual.py``.
+Run from the repo root: ``python packages/brain-attrib/benchmarks/diag_residual.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Issue 14 diagnostic: choose the ``"x1"`` skip's data scale ρ on *validation*.
 
-    OMP_NUM_THREADS=2 flock /work/notes/cpu.lock timeout 480 \\
-        .venv/bin/python packages/gse-flow/benchmarks/diag_rho.py [--steps 250] [--rho 0.25 0.5 1]
+    python packages/gse-flow/benchmarks/diag_rho.py [--steps 250] [--rho 0.25 0.5 1]
 
 Quick-mode data (500 train windows of seed 100, the first ``--n-val`` validation windows of
 seed 200), the quick-mode flow (prior "cv", per-frame σ, zero readout init, clipped Adam),
