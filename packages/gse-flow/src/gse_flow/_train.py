@@ -10,6 +10,7 @@ gradient as on one device, up to floating-point summation order.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -113,7 +114,7 @@ def train(
     loss_fn: LossFn = flow_matching_loss,
     batch_size: int = 32,
     mesh: jax.sharding.Mesh | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``data`` for ``steps`` optimizer steps.
 
@@ -126,7 +127,7 @@ def train(
         loss_fn: :func:`flow_matching_loss` (default) or :func:`mse_loss`.
         batch_size: windows per step (a multiple of the mesh size).
         mesh: optional 1-D ``"data"`` mesh for data-parallel training.
-        progress: show a progress bar.
+        progress: show a progress bar (default: only when stderr is a terminal).
 
     Returns:
         :class:`TrainResult` ``(model, losses)``.
@@ -146,7 +147,8 @@ def train(
     losses = np.empty(steps)
     order = np.empty(0, dtype=np.int64)
     loss_keys = jax.random.split(k_loss, steps)
-    for i in progress_bar(range(steps), enabled=progress, total=steps, desc="train"):
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    for i in progress_bar(range(steps), enabled=show, total=steps, desc="train"):
         if order.size < batch_size:
             order = np.concatenate([order, rng.permutation(n)])
         idx, order = order[:batch_size], order[batch_size:]

@@ -1,0 +1,52 @@
+"""What a new user meets first: the README's example, a training bar on a terminal, the import."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import optax
+import pytest
+
+import gse_flow as g
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.mark.slow
+def test_readme_first_example_runs_verbatim(capsys):
+    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[0]
+    exec(compile(code, str(README), "exec"), {})
+    assert "ade" in capsys.readouterr().out.lower()
+
+
+def test_import_loads_no_sklearn_or_matplotlib():
+    # scipy.stats comes with e3nn-jax (through scipy.signal), which the layers are built on
+    code = "import gse_flow, sys; print(*(m in sys.modules for m in ('sklearn', 'matplotlib')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"] * 2
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("progress", "tty", "shown"), [
+    (None, True, True), (None, False, False), (False, True, False), (True, False, True),
+])  # fmt: skip
+@pytest.mark.slow  # each train call compiles the model (about 25 s)
+def test_train_progress_bar_defaults_to_the_terminal(
+    light_model, tiny_windows, monkeypatch, progress, tty, shown
+):
+    err = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    g.train(
+        light_model, tiny_windows, optax.adam(1e-3), 2, key=jax.random.PRNGKey(0),
+        batch_size=8, progress=progress,
+    )  # fmt: skip
+    assert ("train" in err.getvalue()) is shown
