@@ -50,3 +50,13 @@ def test_train_progress_bar_defaults_to_the_terminal(
         batch_size=8, progress=progress,
     )  # fmt: skip
     assert ("train" in err.getvalue()) is shown
+
+
+@pytest.mark.parametrize("loader", [g.load_md17, g.load_mocap])
+def test_loaders_name_a_bad_file(loader, tmp_path):
+    bad = tmp_path / "traj.npz"
+    bad.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ValueError, match=r"path '.*traj\.npz' is not a readable \.npz archive"):
+        loader(bad)
+    with pytest.raises(FileNotFoundError, match=r"nope\.npz"):
+        loader(tmp_path / "nope.npz")

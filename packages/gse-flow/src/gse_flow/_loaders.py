@@ -31,6 +31,25 @@ from ._data import Protocol, Windows, radius_edges, trajectory_windows
 __all__ = ["load_md17", "load_mocap", "mocap_positions", "parse_amc", "parse_asf"]
 
 
+def _open_npz(path: str | Path) -> Any:
+    """``np.load`` of an ``.npz`` archive, with errors that name the file and what is wrong."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"path must be an existing .npz file, got {str(p)!r} (not found)")
+    try:
+        data = np.load(p)
+    except Exception as exc:
+        raise ValueError(
+            f"path {str(p)!r} is not a readable .npz archive (corrupt, truncated or another "
+            f"format): {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(
+            f"path {str(p)!r} must be an .npz archive of named arrays, got a .npy array"
+        )
+    return data
+
+
 def load_md17(
     path: str | Path, *, protocol: str | Protocol = "geotdm", cutoff: float = 1.6
 ) -> tuple[dict[str, Windows], dict[str, NDArray[np.int64]]]:
@@ -46,7 +65,7 @@ def load_md17(
         ValueError: a missing key (named), ``R``/``z`` mismatch, non-finite coordinates, an
             unknown protocol or a window longer than a split.
     """
-    with np.load(Path(path)) as data:
+    with _open_npz(path) as data:
         for name in ("R", "z"):
             if name not in data.files:
                 raise ValueError(
@@ -199,7 +218,7 @@ def load_mocap(
     """
     p = Path(path)
     if p.suffix == ".npz":
-        with np.load(p) as data:
+        with _open_npz(p) as data:
             if "positions" not in data.files:
                 raise ValueError(f"{p.name} must contain key 'positions', got keys {data.files}")
             pos = check_finite_array(data["positions"], "positions", ndim=3)
