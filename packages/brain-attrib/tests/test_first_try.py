@@ -89,3 +89,26 @@ def test_fit_progress_bar_defaults_to_the_terminal(small_lm, monkeypatch, progre
     monkeypatch.setattr(sys, "stderr", err)
     EncodingModel(lm, tok, layer=1, context=8).fit(rd, folds=2, progress=progress)
     assert ("features L1" in err.getvalue()) is shown
+
+
+TINY_LM = dict(
+    n_layer=1, n_embd=16, n_head=1, n_positions=32, train_tokens=3000, steps=2, batch=2, seq=16
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("damage", ["info.json", "weights"])
+def test_corrupt_tiny_lm_cache_is_named_and_retrained(tmp_path, damage):
+    from brain_attrib.synthetic import tiny_lm
+
+    folder = tmp_path / "lm"
+    _, _, info = tiny_lm(folder=folder, progress=False, **TINY_LM)
+    if damage == "info.json":
+        target = folder / "info.json"
+    else:
+        (target,) = [p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin")]
+    target.write_bytes(b"\x00garbage")
+    with pytest.warns(UserWarning, match=r"cached tiny LM at .*lm.*retraining"):
+        _, _, info2 = tiny_lm(folder=folder, progress=False, **TINY_LM)
+    assert info2["heldout_ce"] == info["heldout_ce"]  # same seed, same model
+    _, _, info3 = tiny_lm(folder=folder, progress=False, **TINY_LM)  # rewritten, readable
+    assert info3 == info2

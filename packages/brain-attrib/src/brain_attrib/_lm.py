@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +76,30 @@ def tiny_lm(
     key = hashlib.sha256(json.dumps(hp, sort_keys=True).encode()).hexdigest()[:12]
     path = Path(folder) if folder is not None else _cache_root() / f"tiny_lm-{key}"
     if cache and (path / "info.json").exists():
-        info = json.loads((path / "info.json").read_text())
-        if info.get("hp") != hp:
+        try:
+            info = json.loads((path / "info.json").read_text())
+        except (OSError, ValueError) as exc:
+            info = None
+            warnings.warn(
+                f"cached tiny LM at {path}: info.json is unreadable ({exc}); retraining and "
+                "overwriting it",
+                UserWarning,
+                stacklevel=2,
+            )
+        if isinstance(info, dict) and info.get("hp") != hp:
             diff = [k for k in hp if info.get("hp", {}).get(k) != hp[k]]
             raise ValueError(f"cached tiny LM at {path} has other hyperparameters: {diff}")
-        lm = GPT2LMHeadModel.from_pretrained(path, local_files_only=True)
-        return lm.eval(), WordTokenizer.load(path), info
+        if isinstance(info, dict):
+            try:
+                lm = GPT2LMHeadModel.from_pretrained(path, local_files_only=True)
+                return lm.eval(), WordTokenizer.load(path), info
+            except Exception as exc:
+                warnings.warn(
+                    f"cached tiny LM at {path} cannot be loaded ({type(exc).__name__}: {exc}); "
+                    "retraining and overwriting it",
+                    UserWarning,
+                    stacklevel=2,
+                )
     train = corpus_ids(int(train_tokens * 0.8), seed + 1, tok)[:train_tokens]
     test = corpus_ids(20_000, seed + 2, tok)
     cfg = GPT2Config(
