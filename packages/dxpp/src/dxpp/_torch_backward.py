@@ -24,8 +24,11 @@ References:
 
 from __future__ import annotations
 
+import functools
+import os
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import pairwise
 from typing import NamedTuple
@@ -106,18 +109,65 @@ _BLOCKS = 8  # column blocks of the lower triangle: (b + 1) / 2b = 9/16 of a ful
 
 def _penalty_lower(Q: Tensor, X: Tensor) -> Tensor:
     """``Q + XᵀX`` on and below the diagonal (the upper triangle is ``Q``'s, unused): the
-    symmetric rank-k update ``syrk`` that torch lacks, as ``b(b + 1)/2`` GEMM blocks
-    ``X_iᵀ X_{:i}`` of the row blocks ``i``, which reads 9/16 of the flops of
-    ``baddbmm(Q, Xᵀ, X)``. Measured at n = 800, k = 600 on 2 cores (median of 21): 8.4 ms for
-    the full GEMM, 5.8 ms with 4 blocks, 5.0 ms with 8, 5.9 ms with 12. Only
-    ``torch.linalg.cholesky_ex`` reads it (the lower half)."""
+    symmetric rank-k update ``syrk`` that torch lacks, as GEMM blocks ``X_iᵀ X_{:i}`` of the
+    row blocks ``i``, which reads 9/16 of the flops of ``baddbmm(Q, Xᵀ, X)`` with 8 blocks.
+    Only ``torch.linalg.cholesky_ex`` reads it (the lower half).
+
+    On the CPU, for ``n ≥ SPLIT_MIN_N``, the blocks are shared between the calling thread and
+    one helper thread (:func:`_split_blocks`), each running its GEMMs on one intra-op thread:
+    two independent streams of work, with no OpenMP barrier between them, so a second core
+    helps when it is free and costs nothing when another process holds it."""
     n = Q.shape[-1]
     H = Q.clone()
     edges = [round(i * n / _BLOCKS) for i in range(_BLOCKS + 1)]
-    for a, b in pairwise(edges):
-        if b > a:
+    blocks = [(a, b) for a, b in pairwise(edges) if b > a]
+
+    def run(part: list[tuple[int, int]]) -> None:
+        for a, b in part:
             H[:, a:b, :b].baddbmm_(X[..., a:b].mT, X[..., :b])
+
+    if H.device.type == "cpu" and n >= SPLIT_MIN_N and _helper_threads() > 0:
+        mine, theirs = _split_blocks(blocks)
+        future = _executor().submit(run, theirs)
+        try:
+            run(mine)
+        finally:
+            future.result()
+    else:
+        run(blocks)
     return H
+
+
+SPLIT_MIN_N = 256  # n from which the penalty GEMM is shared with a helper thread
+
+
+def _split_blocks(
+    blocks: list[tuple[int, int]],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Two lists of blocks of about equal cost (block ``(a, b)`` costs ``(b − a)·b``)."""
+    mine: list[tuple[int, int]] = []
+    theirs: list[tuple[int, int]] = []
+    cost = [0, 0]
+    for blk in sorted(blocks, key=lambda ab: -(ab[1] - ab[0]) * ab[1]):
+        k = 0 if cost[0] <= cost[1] else 1
+        (mine if k == 0 else theirs).append(blk)
+        cost[k] += (blk[1] - blk[0]) * blk[1]
+    return mine, theirs
+
+
+@functools.cache
+def _helper_threads() -> int:
+    """1 when this process may run on more than one core, else 0."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return 1 if cores > 1 else 0
+
+
+@functools.cache
+def _executor() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="dxpp-gemm")
 
 
 #: n up to which the whole CPU backward runs on one intra-op thread (see :func:`torch_vjp`)
