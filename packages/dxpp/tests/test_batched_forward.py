@@ -96,3 +96,18 @@ def test_the_batched_solve_leaves_torch_threads_as_they_were():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_torch_backward_reuses_the_forwards_norm_of_q(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from dxpp import _torch_backward
+    from dxpp.torch import QPFunction
+
+    def no_power_iteration(Q):
+        raise AssertionError("the backward recomputed ||Q||")
+
+    monkeypatch.setattr(_torch_backward, "spectral_norm", no_power_iteration)
+    for B in (1, 8):  # the per-problem and the batched forward
+        ins = [torch.tensor(a, requires_grad=True) for a in optnet_batch(B, 6, 6, 2, seed=B)]
+        QPFunction(verbose=-1)(*ins).square().sum().backward()
+        assert all(torch.isfinite(t.grad).all() for t in ins)

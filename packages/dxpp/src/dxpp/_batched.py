@@ -172,13 +172,13 @@ def finish_batch(
     good = viol <= max(1e3 * tol, 1e-6) * viol_scale
     nu = np.maximum(Z, 0.0)
     good &= np.isfinite(nu).all(axis=1) & np.isfinite(Y).all(axis=1)
+    v = np.broadcast_to(power_start(data.n), X.shape)
+    lam = np.zeros(idx.size)
+    for _ in range(POWER_ITERATIONS):  # dxpp._types.spectral_norm, batched
+        u = np.einsum("bij,bj->bi", Q, v)
+        lam = np.linalg.norm(u, axis=1)
+        v = u / np.where(lam > 0, lam, 1.0)[:, None]
     if m:
-        v = np.broadcast_to(power_start(data.n), X.shape)
-        lam = np.zeros(idx.size)
-        for _ in range(POWER_ITERATIONS):  # dxpp._types.spectral_norm, batched
-            u = np.einsum("bij,bj->bi", Q, v)
-            lam = np.linalg.norm(u, axis=1)
-            v = u / np.where(lam > 0, lam, 1.0)[:, None]
         r2 = np.einsum("bij,bij->bi", G, G)
         q_norm = np.where(lam > 0, lam, np.median(r2, axis=1))
         row_norm = np.sqrt(r2)
@@ -188,4 +188,7 @@ def finish_batch(
         weak = active & (nu <= 1e-7 * (1.0 + np.abs(nu).max(axis=1, keepdims=True)))
     else:
         active = weak = np.zeros((idx.size, 0), bool)
-    return [(X[j], nu[j], Y[j], active[j], weak[j]) if good[j] else None for j in range(idx.size)]
+    return [
+        (X[j], nu[j], Y[j], active[j], weak[j], float(lam[j])) if good[j] else None
+        for j in range(idx.size)
+    ]

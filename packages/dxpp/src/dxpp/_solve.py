@@ -224,9 +224,10 @@ def finish_solution(
     active_tol: float,
     index: int | None,
 ) -> tuple:
-    """A backend's ``(x, z, y)`` → ``(x, ν, μ, active, weakly active)``: the feasibility check
-    (``QPError`` naming the status), duals clipped (or recovered by least squares when the
-    backend gave none) and the active sets."""
+    """A backend's ``(x, z, y)`` → ``(x, ν, μ, active, weakly active, ‖Q‖₂)``: the
+    feasibility check (``QPError`` naming the status), duals clipped (or recovered by least
+    squares when the backend gave none), the active sets, and the power-iteration estimate of
+    ``‖Q‖₂`` that the backward reuses."""
     m, p = G.shape[0], A.shape[0]
     where = "" if index is None else f" (batch {index})"
     x = np.asarray(x, dtype=np.float64)
@@ -244,7 +245,8 @@ def finish_solution(
     nu = np.asarray(z, dtype=np.float64) if m and z is not None else np.zeros(m)
     mu = np.asarray(y, dtype=np.float64) if p and y is not None else np.zeros(p)
     nu = np.maximum(nu, 0.0)
-    q_norm = spectral_norm(Q) if m else 0.0
+    q_spec = spectral_norm(Q)
+    q_norm = q_spec if m else 0.0
     if m and q_norm == 0.0:
         q_norm = float(
             np.median(
@@ -258,7 +260,7 @@ def finish_solution(
         by_slack = _active_sets(G, h, x, np.zeros(m), active_tol, 1e-7, q_norm)[0]
         nu, mu = _recover_duals(Q, q, G, A, x, by_slack)
         active, weak = _active_sets(G, h, x, nu, active_tol, 1e-7, q_norm)
-    return x, nu, mu, active, weak
+    return x, nu, mu, active, weak, q_spec
 
 
 def resolve_tolerance(tol: float | None, beta: float) -> float:
@@ -339,7 +341,8 @@ def solve_data(
         else:
             assert error is not None
             raise error
-    x, nu, mu, act, weak = (np.stack(z) for z in zip(*out))
+    x, nu, mu, act, weak, q_norms = (np.stack(z) for z in zip(*out))
+    data.q_norms = q_norms.astype(np.float64)
     return QPSolution(x, nu, mu, act, weak, "+".join(sorted(set(used))))
 
 

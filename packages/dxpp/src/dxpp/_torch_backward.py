@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -172,7 +173,9 @@ def _executor() -> ThreadPoolExecutor:
 
 #: n up to which the whole CPU backward runs on one intra-op thread (see :func:`torch_vjp`)
 SERIAL_MAX_N = 1024
-SERIAL_CHOLESKY_MAX = SERIAL_MAX_N
+
+
+_CALLER = threading.local()  # the caller's thread count while the backward runs on one
 
 
 @contextmanager
@@ -183,27 +186,66 @@ def _one_thread(on: bool) -> Iterator[None]:
     if not on or k == 1:
         yield
         return
+    outer = getattr(_CALLER, "threads", None)
+    _CALLER.threads = k if outer is None else outer
     torch.set_num_threads(1)
     try:
         yield
     finally:
         torch.set_num_threads(k)
+        _CALLER.threads = outer
+
+
+@contextmanager
+def _threads(k: int) -> Iterator[None]:
+    before = torch.get_num_threads()
+    if k == before:
+        yield
+        return
+    torch.set_num_threads(k)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def others_running() -> int | None:
+    """Runnable tasks on the machine besides the caller, now (``procs_running`` of
+    ``/proc/stat`` minus one); None where that file does not exist."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"procs_running"):
+                    return max(int(line.split()[1]) - 1, 0)
+    except OSError:
+        return None
+    return None
+
+
+POOL_CHOLESKY_MIN_N = 512  # n from which an idle machine's cores factor the matrix together
 
 
 def _cholesky(H: Tensor) -> tuple[Tensor, Tensor]:
-    """``torch.linalg.cholesky_ex`` of the lower triangle **in place** (``H`` becomes ``L``),
-    on one thread for CPU matrices with ``n ≤ SERIAL_CHOLESKY_MAX``.
+    """``torch.linalg.cholesky_ex`` of the lower triangle **in place** (``H`` becomes ``L``).
 
     In place: one fresh ``(B, n, n)`` buffer fewer per backward, whose first-touch page
-    faults cost about 1 ms at n = 800. One thread: MKL's threaded ``potrf`` synchronises its
+    faults cost about 1 ms at n = 800. Threads: MKL's threaded ``potrf`` synchronises its
     threads at every panel; when another process holds a core, each of those barriers waits
-    for a descheduled thread. Measured at n = 800 on 2 cores (median of 9): 4.0 ms on 2
-    threads vs 6.6 ms on 1 on an idle machine, but 12.5 ms (worst 28 ms) vs 6.4 ms (worst
-    10.6 ms) beside one busy process; the GEMM that forms ``H`` keeps torch's threads (it
-    slows only to its one-thread speed under load)."""
-    serial = H.device.type == "cpu" and H.shape[-1] <= SERIAL_CHOLESKY_MAX
+    for a descheduled thread (measured at n = 800 on 2 cores: 4.0 ms on 2 threads vs 6.6 ms on
+    1 idle, but 12.5 ms, worst 28 ms, vs 6.4 ms beside one busy process). So the factorisation
+    runs on the caller's thread count only when ``n ≥ POOL_CHOLESKY_MIN_N`` and, at that
+    moment, nothing else is runnable on the machine (:func:`others_running`); otherwise on the
+    one thread the backward runs on."""
     info = torch.empty(H.shape[:-2], dtype=torch.int32, device=H.device)
-    with _one_thread(serial):
+    caller = getattr(_CALLER, "threads", None)
+    pool = (
+        H.device.type == "cpu"
+        and caller is not None
+        and caller > 1
+        and H.shape[-1] >= POOL_CHOLESKY_MIN_N
+        and others_running() == 0
+    )
+    with _threads(caller if pool else torch.get_num_threads()):
         return torch.linalg.cholesky_ex(H, out=(H, info))
 
 
@@ -394,13 +436,15 @@ def torch_vjp(
     c: float = 10.0,
     refine: int = 10,
     shared: tuple[bool, bool, bool] = (False, False, False),
+    q_norm: Tensor | None = None,
 ) -> TorchGrads:
     """VJP of a canonical dense batch (float64 tensors, all with batch axis ``B``; matrices
     may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``.
 
     ``shared`` flags ``(Q, G, A)`` that are one matrix for the whole batch: their gradients
     are returned summed over the batch, ``(n, n)``/``(m, n)``/``(p, n)``, without forming the
-    per-problem ones. Vector gradients are always per problem.
+    per-problem ones. Vector gradients are always per problem. ``q_norm`` ``(B,)``: the
+    forward's estimates of ``‖Q_b‖₂`` (the same power iteration), else computed here.
 
     Threads: on the CPU with ``n ≤ SERIAL_MAX_N`` the whole backward runs on one intra-op
     thread (``torch.set_num_threads(1)`` for the call, the caller's setting restored after).
@@ -411,7 +455,9 @@ def torch_vjp(
     """
     serial = g.device.type == "cpu" and Q.shape[-1] <= SERIAL_MAX_N
     with _one_thread(serial):
-        return _torch_vjp(Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared)
+        return _torch_vjp(
+            Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm
+        )
 
 
 def _torch_vjp(
@@ -430,6 +476,7 @@ def _torch_vjp(
     c: float,
     refine: int,
     shared: tuple[bool, bool, bool],
+    q_norm: Tensor | None,
 ) -> TorchGrads:
     Qs = Q  # used as given: the forward checked Q's symmetry (Cholesky reads one half)
     idx, valid_I = _active_rows(active)
@@ -440,7 +487,8 @@ def _torch_vjp(
     if not bool(valid.all()):
         C = C * valid.unsqueeze(-1)
     if mode == "penalty":
-        q_norm = spectral_norm(Qs)
+        if q_norm is None:
+            q_norm = spectral_norm(Qs)
         w = _weights(C, d, x, valid, q_norm, beta, c)
         v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine, _v_scale(g, C, valid, q_norm))
     else:

@@ -10,7 +10,7 @@ the batch) or ``(B, n, n)``.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,8 @@ class QPData:
         batched: whether the caller passed a batch axis (outputs keep it).
         dtype: the input floating dtype (outputs are cast back to it).
         sparse: whether any matrix is sparse (then all are CSC).
+        q_norms: ``(B,)`` power-iteration estimates of ``‖Q_k‖₂``, set by the forward solve
+            so that the backward reuses them (None until then).
     """
 
     Q: Any
@@ -68,6 +70,7 @@ class QPData:
     sparse: bool
     has_G: bool
     has_A: bool
+    q_norms: NDArray[np.float64] | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:

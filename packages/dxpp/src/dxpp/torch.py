@@ -218,6 +218,7 @@ class _QPFunction(torch.autograd.Function):
                 t is None or t.ndim == 2 or t.shape[0] == 1
                 for t in (inputs[0], inputs[2], inputs[4])
             ),
+            q_norm=None if data.q_norms is None else dev(data.q_norms),
         )
         outs: list[Any] = [None]
         for need, gk, t in zip(needs, grads, inputs):
