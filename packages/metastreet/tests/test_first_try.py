@@ -81,3 +81,15 @@ def test_fit_progress_bar_defaults_to_the_terminal(city, monkeypatch, progress, 
     monkeypatch.setattr(sys, "stderr", err)
     MetaStreet(4, w=0.5, progress=progress, **{**SMALL, "epochs": 2}).fit(city, seed=0)
     assert ("w=0.5" in err.getvalue()) is shown
+
+
+@pytest.mark.slow  # a 40-epoch fit on 180 streets
+def test_readme_first_example_runs_verbatim(capsys):
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    code = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)[0]
+    exec(compile(code, str(readme), "exec"), {})
+    out = capsys.readouterr().out
+    assert "Moran's I of labels:" in out

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -453,31 +453,15 @@ def torch_vjp(
     times slower beside one busy process, where each barrier waits for a descheduled thread.
     Larger problems keep torch's pool.
     """
-    serial = g.device.type == "cpu" and Q.shape[-1] <= SERIAL_MAX_N
-    with _one_thread(serial):
-        return _torch_vjp(
+    with _one_thread(g.device.type == "cpu" and Q.shape[-1] <= SERIAL_MAX_N):
+        return _dense_vjp(
             Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm
         )
 
 
-def _torch_vjp(
-    Q: Tensor,
-    G: Tensor,
-    h: Tensor,
-    A: Tensor,
-    b: Tensor,
-    x: Tensor,
-    nu: Tensor,
-    mu: Tensor,
-    active: Tensor,
-    g: Tensor,
-    mode: str,
-    beta: float,
-    c: float,
-    refine: int,
-    shared: tuple[bool, bool, bool],
-    q_norm: Tensor | None,
-) -> TorchGrads:
+def _dense_vjp(*args: Any) -> TorchGrads:
+    """The body of :func:`torch_vjp` (positional arguments in its order)."""
+    Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm = args
     Qs = Q  # used as given: the forward checked Q's symmetry (Cholesky reads one half)
     idx, valid_I = _active_rows(active)
     rows = torch.arange(g.shape[0], device=g.device).unsqueeze(-1)

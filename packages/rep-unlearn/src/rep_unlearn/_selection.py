@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.stats import ks_2samp
 from torch.nn import functional as F
 
 __all__ = ["FORGET_TOL", "select_candidate"]
@@ -73,6 +72,8 @@ def select_candidate(
         loss_v = F.cross_entropy(lv, val_y, reduction="none").numpy()
         loss_f = F.cross_entropy(lf, forget_y, reduction="none").numpy()
         acc_v, acc_f = _acc(lv, val_y), _acc(lf, forget_y)
+        from scipy.stats import ks_2samp  # on first use: `import rep_unlearn` stays light
+
         ks = float(ks_2samp(loss_f, loss_v).statistic)
         records.append(
             {"val_acc": acc_v, "forget_acc": acc_f, "ks": ks, "score": abs(acc_f - acc_v) + ks}

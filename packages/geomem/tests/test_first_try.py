@@ -1,0 +1,29 @@
+"""What a new user meets first: the README's first example runs verbatim; a light import."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.mark.slow  # two 30,000-step full-batch fits
+def test_readme_first_example_runs_verbatim(capsys):
+    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[0]
+    exec(compile(code, str(README), "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Node2Vec 1.0 1.0") and lines[1].startswith("AssociativeControl")
+
+
+def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
+    code = (
+        "import geomem, sys; "
+        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"] * 3
