@@ -57,7 +57,9 @@ def _weights(
     q_norm: jax.Array,
     beta: float,
     c: float,
-) -> jax.Array:
+) -> tuple[jax.Array, jax.Array]:
+    """Penalty weights (zero on padding rows) and their scale, ``‖Q‖₂`` or the median squared
+    active-row norm when ``Q = 0``."""
     r2 = jnp.sum(C * C, axis=-1)
     r2 = jnp.where(r2 > 0, r2, 1.0)
     med = _masked_median(r2, valid)
@@ -65,7 +67,7 @@ def _weights(
     z = (C @ x - d) / (beta * (1.0 + jnp.abs(d) + jnp.sqrt(r2) * jnp.linalg.norm(x)))
     s = jax.nn.sigmoid(z)
     w = (c / beta) * scale / jnp.minimum(r2, med) * 4.0 * s * (1.0 - s)
-    return jnp.where(valid, w, 0.0)
+    return jnp.where(valid, w, 0.0), scale
 
 
 def _cholesky(H: jax.Array, ridge: jax.Array) -> jax.Array:
@@ -152,11 +154,9 @@ def _penalty(
     refine: int,
 ) -> tuple[jax.Array, jax.Array]:
     q_norm = _spectral_norm(Q)
-    w = _weights(C, d, x, valid, q_norm, beta, c)
+    w, scale = _weights(C, d, x, valid, q_norm, beta, c)
     ridge = 1e-13 * jnp.maximum(q_norm, 1.0) * Q.shape[0]
-    r2 = jnp.sum(C * C, axis=-1)
-    med = _masked_median(jnp.where(r2 > 0, r2, 1.0), valid)
-    v_scale = jnp.linalg.norm(g) / jnp.where(q_norm > 0, q_norm, med)
+    v_scale = jnp.linalg.norm(g) / scale  # ‖g‖/‖Q‖ (see dxpp._backward._refine)
 
     def cond(s: tuple) -> jax.Array:
         return (s[0] <= (2 if refine else 0)) & ~s[4]

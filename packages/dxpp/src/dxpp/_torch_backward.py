@@ -90,8 +90,10 @@ def _masked_median(vals: Tensor, valid: Tensor) -> Tensor:
 
 def _weights(
     C: Tensor, d: Tensor, x: Tensor, valid: Tensor, q_norm: Tensor, beta: float, c: float
-) -> Tensor:
-    """Scale-aware penalty weights (``dxpp.penalty_weights``), zero on padding rows."""
+) -> tuple[Tensor, Tensor]:
+    """Scale-aware penalty weights (``dxpp.penalty_weights``), zero on padding rows, and the
+    per-problem scale they use: ``‖Q‖₂``, or the median squared active-row norm when
+    ``Q = 0``."""
     r2 = (C * C).sum(-1)
     r2 = torch.where(r2 > 0, r2, 1.0)
     med = _masked_median(r2, valid)
@@ -102,7 +104,7 @@ def _weights(
     s = torch.sigmoid(z)
     bump = 4.0 * s * (1.0 - s)
     w = (c / beta) * scale.unsqueeze(-1) / torch.minimum(r2, med.unsqueeze(-1)) * bump
-    return torch.where(valid, w, 0.0)
+    return torch.where(valid, w, 0.0), scale
 
 
 _BLOCKS = 8  # column blocks of the lower triangle: (b + 1) / 2b = 9/16 of a full GEMM's flops
@@ -335,14 +337,6 @@ def _kkt_residual(
     return torch.maximum(stat, feas)
 
 
-def _v_scale(g: Tensor, C: Tensor, valid: Tensor, q_norm: Tensor) -> Tensor:
-    """The natural size of the adjoint per problem, ``‖g‖/‖Q‖`` (``‖g‖/med‖C_i‖²`` when
-    ``Q = 0``)."""
-    r2 = (C * C).sum(-1)
-    med = _masked_median(torch.where(r2 > 0, r2, 1.0), valid)
-    return torch.linalg.vector_norm(g, dim=-1) / torch.where(q_norm > 0, q_norm, med)
-
-
 def _penalty_adjoint(
     Q: Tensor, C: Tensor, w: Tensor, g: Tensor, q_norm: Tensor, refine: int, v_scale: Tensor
 ) -> tuple[Tensor, Tensor]:
@@ -473,8 +467,10 @@ def _dense_vjp(*args: Any) -> TorchGrads:
     if mode == "penalty":
         if q_norm is None:
             q_norm = spectral_norm(Qs)
-        w = _weights(C, d, x, valid, q_norm, beta, c)
-        v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine, _v_scale(g, C, valid, q_norm))
+        w, scale = _weights(C, d, x, valid, q_norm, beta, c)
+        # the natural size of the adjoint, ‖g‖/‖Q‖ (see dxpp._backward._refine)
+        v_scale = torch.linalg.vector_norm(g, dim=-1) / scale
+        v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine, v_scale)
     else:
         v, t = _exact_adjoint(Qs, C, valid, g)
     kmax = idx.shape[1]
