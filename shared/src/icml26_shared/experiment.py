@@ -254,16 +254,22 @@ class ExperimentResult:
 ReproduceFn = Callable[[bool, Path, bool], ExperimentResult]
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity; the CPU count elsewhere)."""
+    import os
+
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
 def machine_description() -> str:
     """``"<cores> cores, <processor> (<SIMD capability>), <OS>"``: the SIMD level is torch's
     CPU capability where torch is already imported (AVX2, AVX512, ...)."""
-    import os
     import platform
 
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        n = os.cpu_count() or 1
+    n = available_cores()
     proc = platform.machine() or "unknown CPU"
     torch = sys.modules.get("torch")
     cap = ""

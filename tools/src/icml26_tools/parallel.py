@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icml26_shared.experiment import available_cores
+
 __all__ = ["Outcome", "cores", "order_longest_first", "run_parallel", "thread_env"]
 
 #: quick-mode seconds of each package on 2 cores, alone (a scheduling hint only, used when no
@@ -45,12 +47,7 @@ TYPICAL_QUICK_SECONDS = {
 }
 
 
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(os.cpu_count() or 1, 1)
+cores = available_cores  # the cores this process may run on
 
 
 def thread_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
