@@ -7,12 +7,15 @@ edit here.
     icml26 list
     icml26 reproduce [PKG ...] [--quick] [--out reports] [--jobs N] [--timeout S]
     icml26 bench [PKG ...] [--quick] [--out reports]
-    icml26 report [--out reports] [--readme [README.md]]
+    icml26 report [--out reports] [--readme [README.md]] [--docs [--record]]
 
 ``icml26 list`` reads only metadata (no package is imported, so neither torch nor jax is).
 ``icml26 reproduce`` exits 1 when an experiment raises *or* any of its checks fails, and names
 them. ``icml26 report --readme`` rewrites the repository README's first line (how many methods
-exist) and its package table from ``reports/*/result.json`` (see :mod:`icml26_tools.readme`).
+exist) and its package table from ``reports/*/result.json`` (see :mod:`icml26_tools.readme`);
+``icml26 report --docs`` writes the docs site's pages and every package README's results block
+from the runs recorded under ``packages/<name>/docs/`` (``--record`` first records the newer
+runs of ``reports/``; see :mod:`icml26_tools.docs`).
 """
 
 from __future__ import annotations
@@ -238,10 +241,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         root = find_repo_root()
         if root is None:
             raise SystemExit("icml26 report --docs: run it inside the icml26 repository")
-        from .docs import generate
+        from .docs import generate, record_results, update_package_readmes
 
+        if args.record:
+            for path in record_results(root, Path(args.out)):
+                print(f"recorded {path.relative_to(root)}")
         pages = generate(root)
         print(f"docs: {len(pages)} pages written under {root / 'docs'}")
+        for path in update_package_readmes(root):
+            print(f"results block rewritten in {path.relative_to(root)}")
     if args.readme is not None:
         readme = Path(args.readme)
         root = find_repo_root(readme.resolve().parent) or readme.resolve().parent
@@ -297,7 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--docs",
         action="store_true",
-        help="also write the docs site's pages (docs/index.md, docs/packages/*.md)",
+        help="also write the docs site's pages (docs/index.md, docs/packages/*.md) and each "
+        "package README's results block, all from the packages' docs/*result.json",
+    )
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="with --docs: first copy each reports/<pkg>/result.json that is newer than the "
+        "package's recorded run into packages/<pkg>/docs/<mode>_result.json",
     )
     p.set_defaults(func=cmd_report)
     return parser

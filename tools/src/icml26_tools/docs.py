@@ -8,6 +8,10 @@ to (``packages/<name>/docs/result.json``, else ``full_result.json``, else
 ``quick_result.json``) with the run's date, mode and machine stated once, then an API
 reference generated from the docstrings (mkdocstrings). ``docs/index.md`` is the landing page
 with the package table. Nothing in a results table is written by hand.
+
+Each package README holds the same run's headline table between :data:`README_START` and
+:data:`README_END`; :func:`update_package_readmes` (``icml26 report --docs``) rewrites that
+block, and the test suite checks it against the ``result.json`` it names.
 """
 
 from __future__ import annotations
@@ -20,9 +24,22 @@ from pathlib import Path
 
 from icml26_shared.experiment import ExperimentResult
 
-__all__ = ["PackageDoc", "find_result", "generate", "package_docs", "results_markdown"]
+__all__ = [
+    "README_END",
+    "README_START",
+    "PackageDoc",
+    "find_result",
+    "generate",
+    "package_docs",
+    "readme_results",
+    "record_results",
+    "results_markdown",
+    "update_package_readmes",
+]
 
 RESULT_FILES = ("result.json", "full_result.json", "quick_result.json")
+README_START = "<!-- results:start (written by icml26 report --docs; do not edit) -->"
+README_END = "<!-- results:end -->"
 
 
 @dataclass(frozen=True)
@@ -37,12 +54,19 @@ class PackageDoc:
 
 
 def find_result(pkg_dir: Path) -> Path | None:
-    """The latest recorded run's ``result.json`` of a package folder, or None."""
-    for fname in RESULT_FILES:
+    """The latest recorded run's ``result.json`` of a package folder, or None.
+
+    Among ``docs/result.json``, ``docs/full_result.json`` and ``docs/quick_result.json`` the one
+    with the latest recorded date wins (a file without a date counts as older than any dated
+    one); on equal dates the order of that list decides, so a full run beats a quick one.
+    """
+    found = []
+    for rank, fname in enumerate(RESULT_FILES):
         path = pkg_dir / "docs" / fname
         if path.is_file():
-            return path
-    return None
+            date = ExperimentResult.from_json(path.read_text()).date or ""
+            found.append((date, -rank, path))
+    return max(found)[2] if found else None
 
 
 def package_docs(root: Path) -> list[PackageDoc]:
@@ -94,8 +118,98 @@ def results_markdown(result: ExperimentResult) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def readme_results(doc: PackageDoc) -> str:
+    """The README's generated results block (markers included) for one package.
+
+    It names the run (command, mode, date, machine, seconds), its headline, its first table
+    (the headline table) and how many acceptance checks pass; the docs page holds the rest.
+    """
+    lines = [README_START]
+    if doc.result is None:
+        lines += [
+            "",
+            f"No run is recorded yet: `python -m {doc.module} reproduce` prints the table and "
+            "saves its `result.json`.",
+        ]
+    else:
+        r = ExperimentResult.from_json(doc.result.read_text())
+        cmd = f"python -m {doc.module} reproduce" + (" --quick" if r.quick else "")
+        when = r.date or "date not recorded"
+        where = f", {r.machine}" if r.machine else ""
+        n_ok = sum(r.checks.values())
+        lines += [
+            "",
+            f"_Latest recorded run: `{cmd}` ({'quick' if r.quick else 'full'} mode), {when}"
+            f"{where}; {r.seconds:.0f} s; {n_ok} of {len(r.checks)} acceptance checks pass. "
+            f"Source: `docs/{doc.result.name}`._",
+        ]
+        if r.headline:
+            lines += ["", f"Headline: {r.headline}"]
+        if r.tables:
+            lines += ["", r.tables[0].to_markdown()]
+        more = len(r.tables) - 1
+        lines += [
+            "",
+            f"The package's page on the docs site (`uv run mkdocs build`) shows "
+            + (f"the other {more} table(s) and " if more > 0 else "")
+            + "every acceptance check of this run.",
+        ]
+    lines += ["", README_END]
+    return "\n".join(lines)
+
+
+def record_results(root: Path, reports: Path) -> list[Path]:
+    """Copy each ``reports/<name>/result.json`` into ``packages/<name>/docs/<mode>_result.json``.
+
+    A report replaces the recorded file of its mode only when it is dated and newer (or the
+    package has none), so an older report never overwrites a newer record. Returns the files
+    written.
+    """
+    written = []
+    for doc in package_docs(root):
+        src = reports / doc.name / "result.json"
+        if not src.is_file():
+            continue
+        new = ExperimentResult.from_json(src.read_text())
+        if not new.date:
+            continue
+        dst = doc.readme.parent / "docs" / f"{'quick' if new.quick else 'full'}_result.json"
+        if dst.is_file():
+            old = ExperimentResult.from_json(dst.read_text())
+            if old.date and old.date >= new.date:
+                continue
+        dst.parent.mkdir(exist_ok=True)
+        dst.write_text(src.read_text())
+        written.append(dst)
+    return written
+
+
+def _block_span(text: str, path: Path) -> tuple[int, int]:
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path}: no results block ({README_START!r} ... {README_END!r})")
+    return start, end + len(README_END)
+
+
+def update_package_readmes(root: Path) -> list[Path]:
+    """Rewrite every package README's results block; returns the READMEs that changed."""
+    changed = []
+    for doc in package_docs(root):
+        text = doc.readme.read_text()
+        a, b = _block_span(text, doc.readme)
+        new = text[:a] + readme_results(doc) + text[b:]
+        if new != text:
+            doc.readme.write_text(new)
+            changed.append(doc.readme)
+    return changed
+
+
 def _readme_body(path: Path, name: str) -> str:
     text = path.read_text() if path.is_file() else ""
+    # the README's results block repeats what the page's Results section shows in full
+    if README_START in text and README_END in text:
+        a, b = _block_span(text, path)
+        text = text[:a] + "The results of the latest recorded run are below." + text[b:]
     # images next to the README (docs/x.png) are copied beside the page, under <name>/
     text = re.sub(r"\]\(docs/([^)\s]+\.(?:png|svg|jpg))\)", rf"]({name}/\1)", text)
     lines = text.splitlines()
