@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from icml26_shared.experiment import ExperimentResult
 from icml26_tools import docs
 
@@ -42,3 +44,73 @@ def test_results_state_date_mode_and_machine_once():
     r.date, r.machine = "2026-12-06 06:00 UTC", "2 cores, x86_64 (AVX2), Linux"
     text = docs.results_markdown(r)
     assert text.count("2026-12-06") == 1 and "quick run" in text and "AVX2" in text
+
+
+def test_every_package_readme_holds_its_generated_results_block():
+    """The README's results block is what `icml26 report --docs` writes from the recorded run:
+    a hand edit, or a newer result.json without regenerating, fails here."""
+    for d in docs.package_docs(ROOT):
+        text = d.readme.read_text()
+        assert text.count(docs.README_START) == 1, f"{d.readme}: no results block"
+        a, b = docs._block_span(text, d.readme)
+        assert text[a:b] == docs.readme_results(d), (
+            f"{d.readme}: results block out of date; run `icml26 report --docs`"
+        )
+        if d.result is not None:
+            first = ExperimentResult.from_json(d.result.read_text()).tables
+            assert not first or first[0].to_markdown() in text[a:b]
+
+
+def test_package_readmes_are_manuals_of_at_most_200_lines():
+    for d in docs.package_docs(ROOT):
+        n = len(d.readme.read_text().splitlines())
+        assert n <= 200, f"{d.readme}: {n} lines"
+
+
+def _result(date, quick, title="t"):
+    r = ExperimentResult("pkg", title, checks={"a": True}, seconds=1.0, quick=quick)
+    r.date = date
+    return r
+
+
+def _package(root, name="pkg"):
+    pkg = root / "packages" / name
+    (pkg / "src" / name).mkdir(parents=True)
+    (pkg / "src" / name / "__init__.py").write_text("")
+    (pkg / "pyproject.toml").write_text(f'[project]\nname = "{name}"\ndescription = "d"\n')
+    (pkg / "README.md").write_text(f"# {name}\n\n{docs.README_START}\n{docs.README_END}\n")
+    (pkg / "docs").mkdir()
+    return pkg
+
+
+def test_the_latest_dated_run_is_the_recorded_one_and_full_wins_a_tie(tmp_path):
+    pkg = _package(tmp_path)
+    (pkg / "docs" / "full_result.json").write_text(_result("", False).to_json())
+    (pkg / "docs" / "quick_result.json").write_text(_result("2026-12-06 07:00 UTC", True).to_json())
+    assert docs.find_result(pkg).name == "quick_result.json"  # undated counts as older
+    (pkg / "docs" / "full_result.json").write_text(_result("2026-12-06 07:00 UTC", False).to_json())
+    assert docs.find_result(pkg).name == "full_result.json"
+    (pkg / "docs" / "quick_result.json").write_text(_result("2026-12-07 07:00 UTC", True).to_json())
+    assert docs.find_result(pkg).name == "quick_result.json"
+
+
+def test_record_then_update_rewrites_only_the_block(tmp_path):
+    pkg = _package(tmp_path)
+    readme = pkg / "README.md"
+    readme.write_text(readme.read_text() + "\nhand-written limitations\n")
+    reports = tmp_path / "reports"
+    (reports / "pkg").mkdir(parents=True)
+    (reports / "pkg" / "result.json").write_text(_result("2026-12-06 08:00 UTC", True).to_json())
+    assert docs.record_results(tmp_path, reports) == [pkg / "docs" / "quick_result.json"]
+    assert docs.record_results(tmp_path, reports) == []  # not newer: nothing to record
+    older = _result("2026-12-05 08:00 UTC", True, title="older")
+    (reports / "pkg" / "result.json").write_text(older.to_json())
+    assert docs.record_results(tmp_path, reports) == []  # an older report never overwrites
+    assert docs.update_package_readmes(tmp_path) == [readme]
+    text = readme.read_text()
+    assert "`python -m pkg reproduce --quick` (quick mode), 2026-12-06 08:00 UTC" in text
+    assert "1 of 1 acceptance checks pass" in text and text.endswith("hand-written limitations\n")
+    assert docs.update_package_readmes(tmp_path) == []  # idempotent
+    readme.write_text("# pkg\n\nno block\n")
+    with pytest.raises(ValueError, match="no results block"):
+        docs.update_package_readmes(tmp_path)

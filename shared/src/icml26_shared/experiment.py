@@ -248,8 +248,8 @@ class ExperimentResult:
             headline=data.get("headline", ""),
             seconds=float(data.get("seconds", 0.0)),
             quick=bool(data.get("quick", False)),
-            date=str(data.get("date", "")),
-            machine=str(data.get("machine", "")),
+            date=str(data.get("date") or ""),
+            machine=str(data.get("machine") or ""),
         )
 
 

@@ -150,7 +150,7 @@ def readme_results(doc: PackageDoc) -> str:
         more = len(r.tables) - 1
         lines += [
             "",
-            f"The package's page on the docs site (`uv run mkdocs build`) shows "
+            "The package's page on the docs site (`uv run mkdocs build`) shows "
             + (f"the other {more} table(s) and " if more > 0 else "")
             + "every acceptance check of this run.",
         ]
