@@ -100,8 +100,12 @@ def test_record_then_update_rewrites_only_the_block(tmp_path):
     readme.write_text(readme.read_text() + "\nhand-written limitations\n")
     reports = tmp_path / "reports"
     (reports / "pkg").mkdir(parents=True)
-    (reports / "pkg" / "result.json").write_text(_result("2026-12-06 08:00 UTC", True).to_json())
+    first = _result("2026-12-06 08:00 UTC", True)
+    first.figures = [reports.resolve() / "pkg" / "plot.png"]
+    (reports / "pkg" / "result.json").write_text(first.to_json())
     assert docs.record_results(tmp_path, reports) == [pkg / "docs" / "quick_result.json"]
+    recorded = ExperimentResult.from_json((pkg / "docs" / "quick_result.json").read_text())
+    assert [str(f) for f in recorded.figures] == ["plot.png"]
     assert docs.record_results(tmp_path, reports) == []  # not newer: nothing to record
     older = _result("2026-12-05 08:00 UTC", True, title="older")
     (reports / "pkg" / "result.json").write_text(older.to_json())
@@ -114,3 +118,10 @@ def test_record_then_update_rewrites_only_the_block(tmp_path):
     readme.write_text("# pkg\n\nno block\n")
     with pytest.raises(ValueError, match="no results block"):
         docs.update_package_readmes(tmp_path)
+
+
+def test_recorded_files_hold_no_machine_paths():
+    for path in sorted(ROOT.glob("packages/*/docs/*.json")):
+        text = path.read_text()
+        for bad in ('"/tmp/', '"/home/', '"/work/', '"/Users/', '"/root/'):
+            assert bad not in text, f"{path.relative_to(ROOT)} holds a machine path ({bad})"

@@ -162,8 +162,9 @@ def record_results(root: Path, reports: Path) -> list[Path]:
     """Copy each ``reports/<name>/result.json`` into ``packages/<name>/docs/<mode>_result.json``.
 
     A report replaces the recorded file of its mode only when it is dated and newer (or the
-    package has none), so an older report never overwrites a newer record. Returns the files
-    written.
+    package has none), so an older report never overwrites a newer record. Figures are recorded
+    by file name (the PNGs sit beside the result, not at this machine's paths). Returns the
+    files written.
     """
     written = []
     for doc in package_docs(root):
@@ -179,7 +180,8 @@ def record_results(root: Path, reports: Path) -> list[Path]:
             if old.date and old.date >= new.date:
                 continue
         dst.parent.mkdir(exist_ok=True)
-        dst.write_text(src.read_text())
+        new.figures = [Path(f.name) for f in new.figures]  # beside it, not this machine's paths
+        dst.write_text(new.to_json())
         written.append(dst)
     return written
 
