@@ -111,4 +111,5 @@ def test_corrupt_tiny_lm_cache_is_named_and_retrained(tmp_path, damage):
         _, _, info2 = tiny_lm(folder=folder, progress=False, **TINY_LM)
     assert info2["heldout_ce"] == info["heldout_ce"]  # same seed, same model
     _, _, info3 = tiny_lm(folder=folder, progress=False, **TINY_LM)  # rewritten, readable
+    assert info3.pop("source") == "cached" and info2.pop("source") == "trained"
     assert info3 == info2

@@ -66,3 +66,29 @@ def test_bad_scores():
         metrics.top_k(np.array([1.0, 2.0]), 3)
     with pytest.raises(ValueError, match="alpha"):
         metrics.bh(np.array([0.1]), 1.5)
+
+
+def test_recovery_within_category_and_its_chance():
+    import itertools
+
+    from brain_attrib.metrics import recency_mass, recovery, recovery_chance, top_k_share
+
+    s = np.array([9.0, -8.0, 0.5, 0.4, 0.3, 0.1])
+    nouns = np.array([False, False, True, True, True, True])
+    assert recovery(s, {2, 5}) == 0.0  # the non-nouns lead the all-word ranking
+    assert recovery(s, {2, 5}, within=nouns) == pytest.approx(1 / 3)  # {2, 3} vs {2, 5}
+    assert top_k_share(s, nouns, 2) == 0.0 and top_k_share(s, nouns, 4) == 0.5
+    for n, m in ((7, 2), (9, 3), (5, 1)):
+        brute = np.mean(
+            [len({0, *range(1, m)} & set(c)) / len({*range(m)} | set(c))
+             for c in itertools.combinations(range(n), m)]
+        )  # fmt: skip
+        assert recovery_chance(n, m) == pytest.approx(brute)
+    assert recency_mass(np.r_[np.ones(5), np.zeros(27)]) == 1.0
+    assert recency_mass(np.ones(32)) == pytest.approx(5 / 32)
+    with pytest.raises(ValueError, match="within must contain every planted"):
+        recovery(s, {0}, within=nouns)
+    with pytest.raises(ValueError, match="planted must hold positions"):
+        recovery(s, {6})
+    with pytest.raises(ValueError, match="need 0 <= m <= n"):
+        recovery_chance(3, 4)

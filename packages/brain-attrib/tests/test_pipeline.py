@@ -32,7 +32,7 @@ def test_subtoken_sum_and_gxi_matches_manual(fitted):
         for g in range(40, 120)
         if any(len(em._word_ids(rd.words[i])) == 2 for i in em.context_words(g)[0])
     )
-    ws = pl.attribute(g, "ba", "gxi")
+    ws = pl.attribute(g, "ba", "gxi", baseline="zero")
     ctx, _ = em.context_words(g)
     words = [rd.words[i] for i in ctx]
     ids, p, _, tw = em._encode(g, words, ctx, None)
@@ -50,7 +50,7 @@ def test_subtoken_sum_and_gxi_matches_manual(fitted):
 def test_ig_completeness_and_erasure(fitted):
     em, _ = fitted
     pl = Pipeline(em)
-    ig = pl.attribute(80, "nwp", "ig", steps=20)
+    ig = pl.attribute(80, "nwp", "ig", n_steps=20)
     assert abs(ig.extras["completeness_gap"]) < 0.05 * max(1e-3, np.abs(ig.scores).sum())
     er = pl.attribute(80, "ba", "erasure")
     assert np.isfinite(er.scores).all() and len(er.scores) == len(ig.scores)
@@ -80,17 +80,18 @@ def test_captum_cross_check(fitted):
         base[0, torch.as_tensor(tw < 0)] = e[0, torch.as_tensor(tw < 0)]  # next word held fixed
         cat = pl._baseline(e, ids, tw, words, [em.rd_.categories[i] for i in ctx], "category")
         for method, ours_kw, ref in (
-            ("gxi", {}, captum.InputXGradient(f).attribute(e)),
+            ("gxi", {"baseline": "zero"}, captum.InputXGradient(f).attribute(e)),
+            ("gxi", {}, (e - cat) * captum.Saliency(f).attribute(e, abs=False)),
             (
                 "ig",
-                {"steps": 20},
+                {"n_steps": 20, "baseline": "zero"},
                 captum.IntegratedGradients(f).attribute(
                     e, baselines=base, n_steps=20, method="riemann_middle"
                 ),
             ),
             (
                 "ig",
-                {"steps": 20, "baseline": "category"},
+                {"n_steps": 20},  # the default baseline
                 captum.IntegratedGradients(f).attribute(
                     e, baselines=cat, n_steps=20, method="riemann_middle"
                 ),
@@ -164,7 +165,7 @@ def test_gxi_equals_finite_difference_of_embedding_scaling(fitted):
     em, rd = fitted
     pl = Pipeline(em)
     g = 90
-    ws = pl.attribute(g, "ba", "gxi")
+    ws = pl.attribute(g, "ba", "gxi", baseline="zero")
     ctx, _ = em.context_words(g)
     words = [rd.words[i] for i in ctx]
     item = em._encode(g, words, ctx, None)
@@ -302,3 +303,43 @@ def test_encode_context_pools_the_words_of_each_delayed_tr(fitted):
     assert same[0] == ids and np.array_equal(same[1], p)
     with pytest.raises(ValueError, match="words must have"):
         em.encode_context(g, ["the"])
+
+
+def test_number_flip_erasure(fitted):
+    """``method="flip"``: words without number score exactly 0; a flip of the subject noun
+    changes L_NWP before a verb; a missing flip table is named."""
+    em, rd = fitted
+    pl = Pipeline(em)
+    g = next(
+        g
+        for g in range(60, 200)
+        if (nx := em.context_words(g)[1]) is not None and rd.categories[nx].startswith("verb")
+    )
+    ws = pl.attribute(g, "nwp", "flip")
+    table = rd.extras["number_flip"]
+    assert all((s == 0.0) == (w not in table) for s, w in zip(ws.scores, ws.words, strict=True))
+    assert ws.scores[0] != 0.0  # the subject noun right before the verb
+    with pytest.raises(ValueError, match=r"method='flip' needs flip"):
+        pl.attribute(g, "nwp", "flip", flip=[("a", "some")])
+    custom = pl.attribute(g, "nwp", "flip", flip={ws.words[0]: table[ws.words[0]]})
+    assert custom.scores[0] == ws.scores[0] and np.count_nonzero(custom.scores) == 1
+
+
+def test_oracle_encoder_is_a_pipeline_without_nwp():
+    from brain_attrib.metrics import recovery
+    from brain_attrib.synthetic import fmri, oracle_lm, planted_words
+
+    rd = fmri(n_trs=2000, n_runs=2, n_voxels=10, n_noise=2, seed=5)
+    lm, tok = oracle_lm()
+    em = EncodingModel(lm, tok, layer=0).fit(rd, folds=3)
+    assert em.score()[:8].mean() > 0.4 and abs(em.score()[8:].mean()) < 0.2
+    pl = Pipeline(em, voxels=np.arange(8))
+    np.testing.assert_allclose(pl.predict(200), em.pred_[200, :8], atol=1e-9)
+    g = next(g for g in range(150, 300) if len(planted_words(rd, g)) >= 2)
+    ws = pl.attribute(g, "ba", "ig")
+    nouns = np.array([c.startswith("noun") for c in ws.categories])
+    assert np.all(ws.scores[~nouns] == 0.0)  # non-nouns: e = b = 0
+    pos = {int(np.flatnonzero(ws.word_index == i)[0]) for i in planted_words(rd, g)}
+    assert 0.0 <= recovery(ws.scores, pos) <= 1.0
+    with pytest.raises(ValueError, match="LM head"):
+        pl.attribute(g, "nwp")

@@ -17,7 +17,7 @@ from scipy.special import gammaln, xlogy
 
 from icml26_shared.checks import check_finite_array, check_positive
 
-from ._grammar import grammar_corpus
+from ._grammar import grammar_corpus, number_flip
 
 __all__ = ["RunData", "fmri", "hrf", "planted_words"]
 
@@ -61,6 +61,15 @@ class RunData:
             raise ValueError(
                 f"tr_run has {len(self.tr_run)} entries, data has {len(self.data)} TRs"
             )
+        starts = np.flatnonzero(np.r_[True, self.tr_run[1:] != self.tr_run[:-1]])
+        if len(starts) != len(np.unique(self.tr_run)):
+            raise ValueError(
+                "tr_run must list each run's TRs as one contiguous block (in time order), got "
+                f"runs in the order {self.tr_run[starts].tolist()}"
+            )
+        missing = sorted(set(np.unique(self.word_run).tolist()) - set(self.tr_run.tolist()))
+        if missing:
+            raise ValueError(f"word_run names runs {missing} that have no TRs in tr_run")
         if self.categories is not None and len(self.categories) != len(self.words):
             raise ValueError("categories must have one entry per word")
         for r in np.unique(self.word_run):
@@ -79,9 +88,16 @@ class RunData:
             warnings.warn(f"dropping {int(bad.sum())} zero-variance voxel(s)", stacklevel=2)
             self.data = self.data[:, ~bad]
             self.extras["dropped_voxels"] = np.flatnonzero(bad)
-        self.tr_local = np.concatenate(
-            [np.arange(np.sum(self.tr_run == r)) for r in np.unique(self.tr_run)]
-        )
+        self.tr_local = _local_index(self.tr_run)
+
+
+def _local_index(tr_run: np.ndarray) -> np.ndarray:
+    """Index of each TR within its run (runs in any order, each one contiguous block)."""
+    local = np.zeros(len(tr_run), dtype=int)
+    for r in np.unique(tr_run):
+        idx = np.flatnonzero(tr_run == r)
+        local[idx] = np.arange(len(idx))
+    return local
 
 
 def fmri(
@@ -140,6 +156,7 @@ def fmri(
         signal=sig,
         signal_voxels=np.arange(n_voxels - n_noise),
         noise_voxels=np.arange(n_voxels - n_noise, n_voxels),
+        number_flip=number_flip(),
     )
     return rd
 

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TOPICS", "Corpus", "WordTokenizer", "grammar_corpus", "replacement_pool"]
+__all__ = [
+    "TOPICS",
+    "Corpus",
+    "WordTokenizer",
+    "grammar_corpus",
+    "number_flip",
+    "replacement_pool",
+]
 
 TOPICS = ("sea", "farm", "city", "sky")
 _SYL = ("ba", "ko", "mi", "tu", "re")
@@ -96,6 +103,24 @@ def replacement_pool() -> dict[str, list[str]]:
     pool["noun_sg"] = stems
     pool["noun_pl"] = [n + "s" for n in stems]
     return pool
+
+
+def number_flip() -> dict[str, str]:
+    """Each word that carries number → its other-number form (determiners paired by position,
+    nouns and verbs by their ``s``); adjectives, function words and ``.`` are absent.
+
+    >>> f = number_flip()
+    >>> f["this"], f["these"], f["seababa"], f["seababas"], f["sees"], f["see"]
+    ('these', 'this', 'seababas', 'seababa', 'see', 'sees')
+    """
+    out: dict[str, str] = {}
+    for a, b in zip(DETS["sg"], DETS["pl"], strict=True):
+        out[a], out[b] = b, a
+    for n in (n for t in TOPICS for n in NOUNS[t]):
+        out[n], out[n + "s"] = n + "s", n
+    for v in VERBS:
+        out[v + "s"], out[v] = v, v + "s"
+    return out
 
 
 class WordTokenizer:

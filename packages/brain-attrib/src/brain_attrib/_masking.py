@@ -27,6 +27,13 @@ class MaskingResult:
     drop_random: float
     k: int
 
+    @property
+    def ratio(self) -> float:
+        """``drop_top / drop_random`` (inf when the random drop is ≤ 0 and the top drop > 0)."""
+        if self.drop_random > 0:
+            return self.drop_top / self.drop_random
+        return float("inf") if self.drop_top > 0 else float("nan")
+
 
 def masking_test(
     pipeline: Pipeline,
@@ -34,14 +41,18 @@ def masking_test(
     k: int | None = None,
     *,
     method: str = "gxi",
-    baseline: str = "zero",
+    baseline: str = "category",
     seed: int = 0,
     progress: bool = False,
 ) -> MaskingResult:
-    """``k`` defaults to ⌈0.05 L⌉; drop = 1 − r_masked / r_original (mean r over voxels).
-
-    The top-k words are ranked by ``|score|`` of ``pipeline.attribute(tr, "ba", method,
-    baseline=baseline)`` (``baseline`` is ignored by ``method="erasure"``)."""
+    """Replace the top-``k`` BA words of each TR (by ``|score|`` of ``pipeline.attribute(tr,
+    "ba", method, baseline=baseline)``; ``baseline`` is ignored by ``method="erasure"``) by
+    random words of their category, and ``k`` random words as the control; drop = 1 − r_masked /
+    r_original (mean held-out r over the pipeline voxels, ridge fixed). ``k`` defaults to
+    ⌈0.05 L⌉. A faithful attribution's top-k drop is several times the random-k drop
+    (``MaskingResult.ratio``)."""
+    if method not in ("gxi", "ig", "erasure"):
+        raise ValueError(f"method must be 'gxi', 'ig' or 'erasure', got {method!r}")
     em = pipeline.em
     rd = em.rd_
     if rd.categories is None:

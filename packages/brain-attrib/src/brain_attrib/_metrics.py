@@ -21,7 +21,11 @@ __all__ = [
     "iou_curve",
     "mass_set",
     "mass_set_auc",
+    "recency_mass",
+    "recovery",
+    "recovery_chance",
     "top_k",
+    "top_k_share",
 ]
 
 
@@ -69,6 +73,74 @@ def iou(a: set[int], b: set[int]) -> float:
     """Intersection over union of two sets (1 when both are empty)."""
     u = len(a | b)
     return len(a & b) / u if u else 1.0
+
+
+def recovery(scores: np.ndarray, planted: set[int], within: np.ndarray | None = None) -> float:
+    """IoU of the top-|P| words by ``|score|`` with the planted set ``P`` (positions).
+
+    ``within`` (a boolean mask over positions, e.g. the nouns) restricts the ranking to those
+    positions: the within-category recovery, which asks only *which* word of the category
+    matters. ``P`` must then lie inside ``within``.
+
+    >>> s = np.array([5.0, 0.1, 3.0, 0.2])
+    >>> recovery(s, {1, 3}), recovery(s, {1, 3}, within=np.array([False, True, False, True]))
+    (0.0, 1.0)
+    """
+    a = check_finite_array(scores, "scores", ndim=1)
+    planted = {int(p) for p in planted}
+    if any(not 0 <= p < len(a) for p in planted):
+        raise ValueError(f"planted must hold positions in [0, {len(a)}), got {sorted(planted)}")
+    if within is not None:
+        within = np.asarray(within, dtype=bool)
+        if within.shape != a.shape:
+            raise ValueError(f"within must be a mask of {len(a)} positions, got {within.shape}")
+        if not all(within[p] for p in planted):
+            raise ValueError("within must contain every planted position")
+        a = np.where(within, np.abs(a), -1.0)  # outside the mask: ranked last
+        order = np.argsort(-a, kind="stable")[: len(planted)]
+        return iou({int(i) for i in order}, planted)
+    return iou(top_k(a, len(planted)), planted)
+
+
+def recovery_chance(n: int, m: int) -> float:
+    """Expected IoU of a uniformly random m-subset of n items with a fixed m-subset (the chance
+    level of :func:`recovery` with m planted words among n candidates).
+
+    >>> round(recovery_chance(4, 2), 6), recovery_chance(5, 5)
+    (0.388889, 1.0)
+    """
+    from scipy.special import comb
+
+    n, m = int(n), int(m)
+    if not 0 <= m <= n or n < 1:
+        raise ValueError(f"need 0 <= m <= n and n >= 1, got n={n}, m={m}")
+    if m == 0:
+        return 1.0
+    xs = np.arange(max(0, 2 * m - n), m + 1)
+    p = comb(m, xs) * comb(n - m, m - xs) / comb(n, m)
+    return float(np.sum(p * xs / (2 * m - xs)))
+
+
+def top_k_share(scores: np.ndarray, mask: np.ndarray, k: int) -> float:
+    """Share of the top-``k`` words by ``|score|`` that lie in ``mask`` (e.g. the nouns)."""
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != np.shape(scores):
+        raise ValueError(f"mask must have one entry per score, got {mask.shape}")
+    if int(k) < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    top = top_k(scores, k)
+    return sum(bool(mask[i]) for i in top) / len(top)
+
+
+def recency_mass(scores: np.ndarray, n: int = 5) -> float:
+    """Importance mass of the ``n`` most recent words (positions 0 … n−1).
+
+    >>> recency_mass(np.array([1.0, -1.0, 0.0, 2.0]), n=2)
+    0.5
+    """
+    if not 1 <= int(n):
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return float(importance(scores)[: int(n)].sum())
 
 
 def iou_curve(s1: np.ndarray, s2: np.ndarray, ts: Sequence[float] | None = None) -> np.ndarray:

@@ -11,13 +11,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26_shared.checks import check_finite_array
+
 __all__ = ["LAMBDAS", "RidgeFold", "blocked_folds", "fit_ridge", "pearson_cols", "ridge_path"]
 
 LAMBDAS = np.logspace(-2, 6, 17)
 
 
 def pearson_cols(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pearson r between matching columns of ``a`` and ``b`` (0 where either is constant)."""
+    """Pearson r between matching columns of two (n × v) arrays, or of two vectors (0 where
+    either is constant).
+
+    Both must have the same shape (no broadcasting) and be finite.
+
+    >>> pearson_cols(np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 0.0]]),
+    ...              np.array([[2.0, 1.0], [4.0, 1.0], [6.0, 1.0]])).tolist()
+    [1.0, 0.0]
+    """
+    a = check_finite_array(a, "a", ndim=(1, 2))
+    b = check_finite_array(b, "b", ndim=(1, 2))
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
     a = a - a.mean(0)
     b = b - b.mean(0)
     den = np.sqrt((a * a).sum(0) * (b * b).sum(0))

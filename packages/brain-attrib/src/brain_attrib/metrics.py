@@ -8,7 +8,11 @@ from ._metrics import iou as iou
 from ._metrics import iou_curve as iou_curve
 from ._metrics import mass_set as mass_set
 from ._metrics import mass_set_auc as mass_set_auc
+from ._metrics import recency_mass as recency_mass
+from ._metrics import recovery as recovery
+from ._metrics import recovery_chance as recovery_chance
 from ._metrics import top_k as top_k
+from ._metrics import top_k_share as top_k_share
 
 __all__ = [
     "bh",
@@ -19,5 +23,9 @@ __all__ = [
     "iou_curve",
     "mass_set",
     "mass_set_auc",
+    "recency_mass",
+    "recovery",
+    "recovery_chance",
     "top_k",
+    "top_k_share",
 ]
