@@ -1,13 +1,17 @@
-"""``python -m brain_attrib reproduce [--quick]``: planted-word recovery, BA vs NWP profiles,
-masking drops, on the tiny grammar LM and the synthetic fMRI (spec acceptance items 1–6).
+"""``python -m brain_attrib reproduce [--quick]``: planted-word recovery (oracle and LM encoders),
+BA vs NWP profiles, masking drops, on the tiny grammar LM and the synthetic fMRI (3 seeds).
 
-Torch and BLAS run with one thread inside ``reproduce`` (restored afterwards).
+The checks are the restated acceptance items a–f on layer 1 (means over the fMRI seeds), with
+items 1–2 and the issue-22 items that were met (f). Quick and full mode compute the same checks;
+quick mode uses fewer TRs per seed (``QUICK``) and tabulates layer 1 only. Torch and BLAS run with
+one thread inside ``reproduce`` (restored afterwards).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,27 +28,80 @@ from icml26_shared.experiment import (
 from icml26_shared.experiment import progress as progress_bar
 
 from ._encoding import EncodingModel, Pipeline
-from ._fmri import fmri, planted_words
-from ._lm import tiny_lm
+from ._fmri import RunData, fmri, planted_words
+from ._lm import oracle_lm, tiny_lm
 from ._masking import masking_test
-from ._metrics import bh, category_shares, center_of_mass, importance, iou, iou_curve, top_k
+from ._metrics import (
+    bh,
+    category_shares,
+    center_of_mass,
+    importance,
+    iou,
+    iou_curve,
+    recency_mass,
+    recovery,
+    recovery_chance,
+    top_k,
+    top_k_share,
+)
 
 __all__ = ["EXPERIMENT", "FULL", "QUICK", "Config", "reproduce"]
 
 
 @dataclass(frozen=True)
 class Config:
-    """Sizes of one reproduce run (``layers``: the spec's table rows 1, 2, 4 of the 4-layer LM)."""
+    """Sizes of one reproduce run. ``seeds``: synthetic fMRI seeds of the acceptance (layer 1);
+    ``layers``: LM layers tabulated for the first seed; per seed and layer ``n_attr`` TRs for
+    the gradient methods and the flips, ``n_erasure`` of them for erasure, ``n_mask`` masking
+    TRs, ``n_oracle`` oracle-encoder TRs."""
 
     context: int = 32
-    layers: tuple[int, ...] = (1, 2, 4)
-    n_attr: int = 40
-    n_erasure: int = 15
-    n_mask: int = 40
+    seeds: tuple[int, ...] = (0, 1, 2)
+    layers: tuple[int, ...] = (1,)
+    n_attr: int = 24
+    n_erasure: int = 12
+    n_mask: int = 30
+    n_oracle: int = 40
 
 
 QUICK = Config()
-FULL = Config(n_attr=200, n_erasure=60, n_mask=200)
+FULL = Config(layers=(1, 2, 4), n_attr=120, n_erasure=60, n_mask=150, n_oracle=150)
+
+COLUMNS = [
+    "BA r signal",
+    "r noise",
+    "nouns in top-|P| GxI",
+    "nouns in top-|P| IG",
+    "noun recovery GxI",
+    "noun recovery IG",
+    "noun recovery erasure",
+    "noun recovery chance",
+    "recovery GxI",
+    "recovery IG",
+    "recovery erasure",
+    "rho GxI-IG",
+    "rho GxI-IG zero",
+    "NWP mass last5 flip",
+    "BA mass last5 flip",
+    "NWP mass last5 GxI",
+    "BA mass last5 GxI",
+    "CoM BA",
+    "CoM NWP",
+    "CoM BA zero",
+    "CoM NWP zero",
+    "CoM BA flip",
+    "CoM NWP flip",
+    "IoU BA-NWP top-|P|",
+    "mask top GxI",
+    "mask random GxI",
+    "mask top erasure",
+    "mask random erasure",
+    "oracle r signal",
+    "oracle recovery erasure",
+    "oracle recovery IG",
+    "oracle recovery GxI",
+]
+CATS = ("det", "adj", "noun", "verb", "func", "punct")
 
 
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
@@ -61,145 +118,176 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         torch.set_num_threads(old)
 
 
+def _candidates(em: EncodingModel, rd: RunData, context: int) -> list[int]:
+    """TRs with a full context, a next word and a non-empty planted set."""
+    out = []
+    for g in range(len(rd.data)):
+        ctx, nxt = em.context_words(g)
+        if len(ctx) == context and nxt is not None and planted_words(rd, g):
+            out.append(g)
+    return out
+
+
+def _positions(ws: Any, rd: RunData, g: int) -> set[int]:
+    return {int(np.flatnonzero(ws.word_index == i)[0]) for i in planted_words(rd, g)}
+
+
+def _measure_lm(
+    pl: Pipeline, rd: RunData, trs: np.ndarray, cfg: Config, progress: bool, desc: str
+) -> dict[str, Any]:
+    """Per-TR figures of one fitted LM encoder (lists, one entry per TR)."""
+    m: dict[str, Any] = {c: [] for c in COLUMNS}
+    m["iou_curve"], m["mass_ba"], m["mass_nwp"], m["shares"] = [], [], [], {}
+    for n, g in enumerate(progress_bar(trs, enabled=progress, desc=desc)):
+        g = int(g)
+        gx = pl.attribute(g, "ba", "gxi")
+        ig = pl.attribute(g, "ba", "ig")
+        gx0 = pl.attribute(g, "ba", "gxi", baseline="zero")
+        ig0 = pl.attribute(g, "ba", "ig", baseline="zero")
+        nwp = pl.attribute(g, "nwp", "gxi")
+        nwp0 = pl.attribute(g, "nwp", "gxi", baseline="zero")
+        nwp_flip = pl.attribute(g, "nwp", "flip")
+        ba_flip = pl.attribute(g, "ba", "flip")
+        pos = _positions(gx, rd, g)
+        nouns = np.array([c.startswith("noun") for c in gx.categories])
+        m["nouns in top-|P| GxI"].append(top_k_share(gx.scores, nouns, len(pos)))
+        m["nouns in top-|P| IG"].append(top_k_share(ig.scores, nouns, len(pos)))
+        m["noun recovery GxI"].append(recovery(gx.scores, pos, within=nouns))
+        m["noun recovery IG"].append(recovery(ig.scores, pos, within=nouns))
+        m["noun recovery chance"].append(recovery_chance(int(nouns.sum()), len(pos)))
+        m["recovery GxI"].append(recovery(gx.scores, pos))
+        m["recovery IG"].append(recovery(ig.scores, pos))
+        if n < cfg.n_erasure:
+            er = pl.attribute(g, "ba", "erasure")
+            m["noun recovery erasure"].append(recovery(er.scores, pos, within=nouns))
+            m["recovery erasure"].append(recovery(er.scores, pos))
+        m["rho GxI-IG"].append(spearmanr(gx.scores, ig.scores).statistic)
+        m["rho GxI-IG zero"].append(spearmanr(gx0.scores, ig0.scores).statistic)
+        m["NWP mass last5 flip"].append(recency_mass(nwp_flip.scores))
+        m["BA mass last5 flip"].append(recency_mass(ba_flip.scores))
+        m["NWP mass last5 GxI"].append(recency_mass(nwp.scores))
+        m["BA mass last5 GxI"].append(recency_mass(gx.scores))
+        m["CoM BA"].append(center_of_mass(gx.scores))
+        m["CoM NWP"].append(center_of_mass(nwp.scores))
+        m["CoM BA zero"].append(center_of_mass(gx0.scores))
+        m["CoM NWP zero"].append(center_of_mass(nwp0.scores))
+        m["CoM BA flip"].append(center_of_mass(ba_flip.scores))
+        m["CoM NWP flip"].append(center_of_mass(nwp_flip.scores))
+        m["IoU BA-NWP top-|P|"].append(iou(top_k(gx.scores, len(pos)), top_k(nwp.scores, len(pos))))
+        m["iou_curve"].append(iou_curve(gx.scores, nwp.scores))
+        m["mass_ba"].append(importance(gx.scores))
+        m["mass_nwp"].append(importance(nwp.scores))
+        for obj, ws in (("BA", gx), ("NWP", nwp)):
+            for t in (0.1, 0.5, 0.9):
+                m["shares"].setdefault((obj, t), []).append(
+                    category_shares(ws.scores, ws.categories, t)
+                )
+    return m
+
+
+def _measure_oracle(rd: RunData, cfg: Config, rng: np.random.Generator, progress: bool):
+    """The oracle encoder (noun-identity features): held-out r and recovery per TR."""
+    lm, tok = oracle_lm()
+    em = EncodingModel(lm, tok, layer=0, context=cfg.context).fit(rd)
+    sig = rd.extras["signal_voxels"]
+    pl = Pipeline(em, voxels=sig)
+    cand = [g for g in _candidates(em, rd, cfg.context)]
+    trs = rng.choice(cand, size=min(cfg.n_oracle, len(cand)), replace=False)
+    out: dict[str, list[float]] = {"erasure": [], "ig": [], "gxi": []}
+    for g in progress_bar(trs, enabled=progress, desc="oracle"):
+        g = int(g)
+        for method in out:
+            ws = pl.attribute(g, "ba", method)
+            out[method].append(recovery(ws.scores, _positions(ws, rd, g)))
+    return float(em.score()[sig].mean()), out
+
+
 def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
     res = ExperimentResult("brain-attrib", "Brain alignment vs next-word prediction attributions")
     lm, tok, info = tiny_lm(progress=progress)
     lm = lm.double()
     ce_ratio = info["heldout_ce"] / info["unigram_ce"]
-    res.checks["1_lm_ce_le_0.7_unigram"] = ce_ratio <= 0.7
-    rd = fmri(seed=0)
-    sig, noise = rd.extras["signal_voxels"], rd.extras["noise_voxels"]
-    rng = np.random.default_rng(0)
     table = ResultTable(
-        "Per layer (tiny LM, synthetic fMRI)",
-        [
-            "BA r signal",
-            "r noise",
-            "IoU t=10%",
-            "IoU t=50%",
-            "IoU t=90%",
-            "CoM BA",
-            "CoM NWP",
-            "IoU BA-NWP top-P_j",
-            "recovery GxI",
-            "recovery IG",
-            "recovery erasure",
-            "NWP top5 in last5",
-            "GxI-IG rho",
-            "mask drop top",
-            "mask drop random",
-            "recovery GxI cat",
-            "recovery IG cat",
-            "GxI-IG rho cat",
-            "mask drop top cat",
-        ],
+        "Per fMRI seed and layer (tiny LM, synthetic fMRI; default = category baseline)",
+        COLUMNS,
     )
-    curves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    mass: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    summary: dict[int, dict[str, float]] = {}
-    cats = ("det", "adj", "noun", "verb", "func", "punct")
     cat_table = ResultTable(
-        "Category shares of S_50% (GxI): share of each category among the words of S_t", [*cats]
+        f"Category shares of S_50% (GxI, seed {cfg.seeds[0]}): share of each category among the "
+        "words of S_t",
+        [*CATS],
     )
+    per_seed: list[dict[str, float]] = []
+    curves: dict[int, np.ndarray] = {}
+    mass: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     pvals: dict[str, float] = {}
-    for layer in cfg.layers:
-        em = EncodingModel(lm, tok, layer=layer, context=cfg.context).fit(rd, progress=progress)
-        r = em.score()
-        pl = Pipeline(em, voxels=sig)
-        cand = [
-            g
-            for g in range(len(rd.data))
-            if len(em.context_words(g)[0]) == cfg.context
-            and em.context_words(g)[1] is not None
-            and planted_words(rd, g)
-        ]
-        trs = rng.choice(cand, size=min(cfg.n_attr, len(cand)), replace=False)
-        rec = {"gxi": [], "ig": [], "erasure": [], "gxi_cat": [], "ig_cat": []}
-        ious, com_ba, com_nwp, last5, rho, ba_nwp, rho_cat = [], [], [], [], [], [], []
-        mass_ba, mass_nwp = np.zeros(cfg.context), np.zeros(cfg.context)
-        shares: dict[tuple[str, float], list[dict[str, float]]] = {}
-        for n, g in enumerate(progress_bar(trs, enabled=progress, desc=f"attribute L{layer}")):
-            ba = pl.attribute(int(g), "ba", "gxi")
-            nwp = pl.attribute(int(g), "nwp", "gxi")
-            ig = pl.attribute(int(g), "ba", "ig")
-            pos = {int(np.flatnonzero(ba.word_index == i)[0]) for i in planted_words(rd, int(g))}
-            rec["gxi"].append(iou(top_k(ba.scores, len(pos)), pos))
-            rec["ig"].append(iou(top_k(ig.scores, len(pos)), pos))
-            bac = pl.attribute(int(g), "ba", "gxi", baseline="category")
-            igc = pl.attribute(int(g), "ba", "ig", baseline="category")
-            rec["gxi_cat"].append(iou(top_k(bac.scores, len(pos)), pos))
-            rec["ig_cat"].append(iou(top_k(igc.scores, len(pos)), pos))
-            rho_cat.append(spearmanr(bac.scores, igc.scores).statistic)
-            if n < cfg.n_erasure:
-                er = pl.attribute(int(g), "ba", "erasure")
-                rec["erasure"].append(iou(top_k(er.scores, len(pos)), pos))
-            ba_nwp.append(iou(top_k(ba.scores, len(pos)), top_k(nwp.scores, len(pos))))
-            ious.append(iou_curve(ba.scores, nwp.scores))
-            com_ba.append(center_of_mass(ba.scores))
-            com_nwp.append(center_of_mass(nwp.scores))
-            last5.append(np.mean([p < 5 for p in top_k(nwp.scores, 5)]))
-            rho.append(spearmanr(ba.scores, ig.scores).statistic)
-            mass_ba += importance(ba.scores)
-            mass_nwp += importance(nwp.scores)
-            for obj, ws in (("BA", ba), ("NWP", nwp)):
-                for t in (0.1, 0.5, 0.9):
-                    shares.setdefault((obj, t), []).append(
-                        category_shares(ws.scores, ws.categories, t)
-                    )
-        for obj in ("BA", "NWP"):
-            cat_table.add_row(
-                f"layer {layer} {obj}",
-                **{c: Estimate.of([d.get(c, 0.0) for d in shares[(obj, 0.5)]]) for c in cats},
+    for si, seed in enumerate(cfg.seeds):
+        rd = fmri(seed=seed)
+        sig, noise = rd.extras["signal_voxels"], rd.extras["noise_voxels"]
+        rng = np.random.default_rng(seed)
+        oracle_r, oracle = _measure_oracle(rd, cfg, rng, progress)
+        for layer in cfg.layers if si == 0 else (1,):
+            em = EncodingModel(lm, tok, layer=layer, context=cfg.context)
+            em.fit(rd, progress=progress)
+            r = em.score()
+            pl = Pipeline(em, voxels=sig)
+            cand = _candidates(em, rd, cfg.context)
+            trs = rng.choice(cand, size=min(cfg.n_attr, len(cand)), replace=False)
+            m = _measure_lm(pl, rd, trs, cfg, progress, f"seed {seed} L{layer}")
+            mtrs = rng.choice(cand, size=min(cfg.n_mask, len(cand)), replace=False)
+            mg = masking_test(pl, mtrs, seed=seed, progress=progress)
+            me = masking_test(pl, mtrs, method="erasure", seed=seed, progress=progress)
+            row: dict[str, Any] = {k: Estimate.of(v) for k, v in m.items() if k in COLUMNS and v}
+            row.update(
+                {
+                    "BA r signal": float(r[sig].mean()),
+                    "r noise": float(r[noise].mean()),
+                    "rho GxI-IG": float(np.median(m["rho GxI-IG"])),
+                    "rho GxI-IG zero": float(np.median(m["rho GxI-IG zero"])),
+                    "mask top GxI": mg.drop_top,
+                    "mask random GxI": mg.drop_random,
+                    "mask top erasure": me.drop_top,
+                    "mask random erasure": me.drop_random,
+                }
             )
-        for t in (0.1, 0.5, 0.9):  # paired across TRs: noun share of S_t, BA vs NWP
-            a, b = ([d.get("noun", 0.0) for d in shares[(o, t)]] for o in ("BA", "NWP"))
-            p = wilcoxon(a, b, zero_method="zsplit").pvalue if np.any(np.subtract(a, b)) else 1.0
-            pvals[f"layer {layer} t={t:.0%}"] = float(p) if np.isfinite(p) else 1.0
-        mtrs = rng.choice(cand, size=min(cfg.n_mask, len(cand)), replace=False)
-        mt = masking_test(pl, mtrs, progress=progress)
-        mtc = masking_test(pl, mtrs, baseline="category", progress=progress)
-        cur = np.mean(ious, axis=0)
-        curves[layer] = (np.arange(1, 99) / 100, cur)
-        mass[layer] = (mass_ba / len(trs), mass_nwp / len(trs))
-        s = {
-            "r_sig": float(r[sig].mean()),
-            "r_noise": float(r[noise].mean()),
-            "rec_gxi": float(np.mean(rec["gxi"])),
-            "rec_ig": float(np.mean(rec["ig"])),
-            "rec_er": float(np.mean(rec["erasure"])),
-            "last5": float(np.mean(last5)),
-            "com_ba": float(np.mean(com_ba)),
-            "com_nwp": float(np.mean(com_nwp)),
-            "ba_nwp": float(np.mean(ba_nwp)),
-            "rho": float(np.median(rho)),
-            "drop_top": mt.drop_top,
-            "drop_rand": mt.drop_random,
-        }
-        summary[layer] = s
-        table.add_row(
-            f"layer {layer}",
-            **{
-                "BA r signal": s["r_sig"],
-                "r noise": s["r_noise"],
-                "IoU t=10%": float(cur[9]),
-                "IoU t=50%": float(cur[49]),
-                "IoU t=90%": float(cur[89]),
-                "CoM BA": Estimate.of(com_ba),
-                "CoM NWP": Estimate.of(com_nwp),
-                "IoU BA-NWP top-P_j": Estimate.of(ba_nwp),
-                "recovery GxI": Estimate.of(rec["gxi"]),
-                "recovery IG": Estimate.of(rec["ig"]),
-                "recovery erasure": Estimate.of(rec["erasure"]),
-                "NWP top5 in last5": Estimate.of(last5),
-                "GxI-IG rho": s["rho"],
-                "mask drop top": mt.drop_top,
-                "mask drop random": mt.drop_random,
-                "recovery GxI cat": Estimate.of(rec["gxi_cat"]),
-                "recovery IG cat": Estimate.of(rec["ig_cat"]),
-                "GxI-IG rho cat": float(np.median(rho_cat)),
-                "mask drop top cat": mtc.drop_top,
-            },
-        )
+            if layer == 1:
+                row.update(
+                    {
+                        "oracle r signal": oracle_r,
+                        "oracle recovery erasure": Estimate.of(oracle["erasure"]),
+                        "oracle recovery IG": Estimate.of(oracle["ig"]),
+                        "oracle recovery GxI": Estimate.of(oracle["gxi"]),
+                    }
+                )
+                per_seed.append(
+                    {k: (v.mean if isinstance(v, Estimate) else v) for k, v in row.items()}
+                )
+            table.add_row(f"seed {seed} layer {layer}", **row)
+            if si == 0:
+                curves[layer] = np.mean(m["iou_curve"], axis=0)
+                mass[layer] = (np.mean(m["mass_ba"], axis=0), np.mean(m["mass_nwp"], axis=0))
+                for obj in ("BA", "NWP"):
+                    cat_table.add_row(
+                        f"layer {layer} {obj}",
+                        **{
+                            c: Estimate.of([d.get(c, 0.0) for d in m["shares"][(obj, 0.5)]])
+                            for c in CATS
+                        },
+                    )
+                for t in (0.1, 0.5, 0.9):  # paired across TRs: noun share of S_t, BA vs NWP
+                    a, b = (
+                        [d.get("noun", 0.0) for d in m["shares"][(o, t)]] for o in ("BA", "NWP")
+                    )
+                    diff = np.any(np.subtract(a, b))
+                    p = wilcoxon(a, b, zero_method="zsplit").pvalue if diff else 1.0
+                    pvals[f"layer {layer} t={t:.0%}"] = float(p) if np.isfinite(p) else 1.0
+    agg = {k: Estimate.of([s[k] for s in per_seed]) for k in per_seed[0]}
+    table.add_row(f"layer 1, mean ± s.e. over {len(per_seed)} seeds", **agg)
+    table.note = (
+        "Within-noun recovery ranks only the context's nouns; chance = expected IoU of a random "
+        "pick. 'mass last5' = importance mass of the 5 most recent words; 'flip' = number-flip "
+        "erasure. CoM: default GxI, zero-baseline GxI ('zero'), number flips ('flip'). "
+        "Masking: relative drop of held-out r, top-k (k = 2) vs random-k words."
+    )
     res.tables.append(table)
     rej, adj = bh(np.array(list(pvals.values())))
     cat_table.note = (
@@ -209,39 +297,62 @@ def _run(cfg: Config, out: Path, progress: bool) -> ExperimentResult:
         )
     )
     res.tables.append(cat_table)
-    best = max(summary, key=lambda k: summary[k]["r_sig"])
-    b = summary[best]
-    res.checks["2_encoding_r_signal_ge_0.3"] = b["r_sig"] >= 0.3
-    res.checks["2_encoding_abs_r_noise_le_0.05"] = abs(b["r_noise"]) <= 0.05
-    res.checks["4_recovery_iou_ge_0.6"] = b["rec_gxi"] >= 0.6
-    res.checks["4_nwp_top5_last5_ge_0.6"] = b["last5"] >= 0.6
-    res.checks["4_com_nwp_lt_com_ba"] = b["com_nwp"] < b["com_ba"]
-    res.checks["4_iou_ba_nwp_le_0.3"] = b["ba_nwp"] <= 0.3
-    res.checks["5_gxi_ig_rho_ge_0.7"] = b["rho"] >= 0.7
-    res.checks["6_mask_top_drop_ge_0.5"] = b["drop_top"] >= 0.5
-    res.checks["6_mask_random_drop_le_0.1"] = b["drop_rand"] <= 0.1
+    _checks(res, {k: v.mean for k, v in agg.items()}, ce_ratio)
     res.notes.append(
-        f"tiny LM held-out CE {info['heldout_ce']:.3f} vs unigram "
-        f"{info['unigram_ce']:.3f} nats (ratio {ce_ratio:.3f}); checks use layer {best}"
+        f"tiny LM ({info.get('source', 'trained')}) held-out CE {info['heldout_ce']:.3f} vs "
+        f"unigram {info['unigram_ce']:.3f} nats (ratio {ce_ratio:.3f}); checks: layer 1, means "
+        f"over fMRI seeds {list(cfg.seeds)}; per seed {cfg.n_attr} attribution TRs "
+        f"({cfg.n_erasure} with erasure), {cfg.n_mask} masking TRs, {cfg.n_oracle} oracle TRs"
     )
+    a = {k: v.mean for k, v in agg.items()}
     res.headline = (
-        f"layer {best}: BA r {b['r_sig']:.2f} (noise {b['r_noise']:.2f}); recovery "
-        f"IoU GxI {b['rec_gxi']:.2f} / erasure {b['rec_er']:.2f}; CoM BA "
-        f"{b['com_ba']:.2f} vs NWP {b['com_nwp']:.2f}; masking drop top "
-        f"{b['drop_top']:.2f} vs random {b['drop_rand']:.2f}"
+        f"layer 1, {len(per_seed)} seeds: BA r {a['BA r signal']:.2f}; oracle recovery erasure "
+        f"{a['oracle recovery erasure']:.2f} / IG {a['oracle recovery IG']:.2f}; nouns in top-|P| "
+        f"{a['nouns in top-|P| GxI']:.2f}; noun recovery GxI {a['noun recovery GxI']:.2f} vs "
+        f"chance {a['noun recovery chance']:.2f}; rho {a['rho GxI-IG']:.2f}; NWP flip mass last5 "
+        f"{a['NWP mass last5 flip']:.2f}; masking top/random GxI {a['mask top GxI']:.2f} / "
+        f"{a['mask random GxI']:.2f}"
     )
+    _figure(res, out, curves, mass)
+    return res
+
+
+def _checks(res: ExperimentResult, a: dict[str, float], ce_ratio: float) -> None:
+    c = res.checks
+    c["1_lm_ce_le_0.7_unigram"] = ce_ratio <= 0.7
+    c["2_encoding_r_signal_ge_0.3"] = a["BA r signal"] >= 0.3
+    c["2_encoding_abs_r_noise_le_0.05"] = abs(a["r noise"]) <= 0.05
+    c["a_oracle_recovery_erasure_ge_0.6"] = a["oracle recovery erasure"] >= 0.6
+    c["a_oracle_recovery_ig_ge_0.6"] = a["oracle recovery IG"] >= 0.6
+    for m in ("GxI", "IG"):
+        c[f"b_nouns_in_top_P_{m}_ge_0.6"] = a[f"nouns in top-|P| {m}"] >= 0.6
+        c[f"b_noun_recovery_{m}_ge_1.5x_chance"] = (
+            a[f"noun recovery {m}"] >= 1.5 * a["noun recovery chance"]
+        )
+    c["c_rho_gxi_ig_ge_0.7"] = a["rho GxI-IG"] >= 0.7
+    c["d_nwp_flip_mass_last5_ge_0.6"] = a["NWP mass last5 flip"] >= 0.6
+    c["d_ba_flip_mass_last5_lt_nwp"] = a["BA mass last5 flip"] < a["NWP mass last5 flip"]
+    for m in ("GxI", "erasure"):
+        top, rnd = a[f"mask top {m}"], a[f"mask random {m}"]
+        c[f"e_mask_{m}_top_ge_3x_random"] = top > 0 and top >= 3 * rnd
+    for v in ("", " zero", " flip"):  # the default GxI, the issue-22 (zero) GxI, the flips
+        c[f"f_com_nwp_lt_com_ba{v.replace(' ', '_')}"] = a[f"CoM NWP{v}"] < a[f"CoM BA{v}"]
+    c["f_iou_ba_nwp_le_0.3"] = a["IoU BA-NWP top-|P|"] <= 0.3
+    c["f_mask_random_drop_le_0.1"] = a["mask random GxI"] <= 0.1
+
+
+def _figure(res: ExperimentResult, out: Path, curves: dict, mass: dict) -> None:
     plt = require_matplotlib(package="brain-attrib")
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    for layer, (t, c) in curves.items():
-        ax[0].plot(t, c, label=f"layer {layer}")
+    for layer, c in curves.items():
+        ax[0].plot(np.arange(1, 99) / 100, c, label=f"layer {layer}")
         ax[1].plot(mass[layer][0], label=f"BA L{layer}")
         ax[1].plot(mass[layer][1], "--", label=f"NWP L{layer}")
     ax[0].set(xlabel="t (cumulative importance)", ylabel="IoU(S_t BA, S_t NWP)")
-    ax[1].set(xlabel="position (0 = most recent)", ylabel="mean importance")
+    ax[1].set(xlabel="position (0 = most recent)", ylabel="mean importance (GxI)")
     ax[0].legend()
     ax[1].legend()
     res.figures.append(save_figure(fig, out / "iou_and_mass.png"))
-    return res
 
 
 EXPERIMENT = Experiment("brain-attrib", "BA vs NWP word attributions (synthetic)", reproduce)
