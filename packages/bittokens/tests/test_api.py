@@ -15,18 +15,22 @@ def test_public_api_exact():
     assert bittokens.__all__ == [
         "NUM_TOKEN", "PRECISIONS", "Batch", "BitHead", "BitTokens", "FitResult", "NumberEmbedding",
         "NumberScheme", "TinyGPT", "bit_flip_errors", "bit_loss", "bit_weights", "decode",
-        "decode_confidence", "encode", "encode_pm1", "exact_match", "fit", "format_number",
-        "log_smape", "normalised_accuracy", "parse_number", "smape",
+        "decode_confidence", "encode", "encode_pm1", "exact_match", "field_accuracy", "fit",
+        "format_number", "log_smape", "normalised_accuracy", "parse_number", "smape", "train",
     ]  # fmt: skip
     assert bittokens.baselines.__all__ == ["DigitTokens", "FoNE", "SubwordTokens", "XVal"]
     assert bittokens.data.__all__ == [
+        "PAPER_RANGE",
+        "SAMPLINGS",
         "TASKS",
         "WORDS",
         "Task",
         "make_task",
         "sample_numbers",
         "score",
+        "significant_bits",
     ]
+    assert bittokens.train is bittokens.fit
     assert bittokens.hf.__all__ == [
         "NUMBER_PATTERN",
         "BitTokensForCausalLM",

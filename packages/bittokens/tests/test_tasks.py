@@ -75,3 +75,51 @@ def test_bad_input():
         make_task("add", 10, sampling="log")
     with pytest.raises(ValueError, match="predictions must have 10"):
         score(make_task("add", 10), [])
+
+
+def test_significant_bits():
+    from bittokens.data import significant_bits
+
+    x = np.array([1.0, 3.0, 0.5, 0.75, -5.0, 0.0, 2.0**-1074, 1.0 + 2.0**-52])
+    assert significant_bits(x).tolist() == [1, 2, 1, 2, 3, 0, 1, 53]
+
+
+def test_binary_uniform_sampling_draws_uniform_bit_counts():
+    from bittokens.data import significant_bits
+
+    x = sample_numbers(
+        np.random.default_rng(0), 30000, exp_range=(-3, 3), sampling="binary_uniform", max_bits=6
+    )
+    bits = significant_bits(x)
+    counts = np.bincount(bits, minlength=7)[1:]
+    assert bits.min() == 1 and bits.max() == 6
+    assert np.all(np.abs(counts / counts.sum() - 1 / 6) < 0.02)
+    assert np.all((np.abs(x) >= 2.0**-10) & (np.abs(x) < 2.0**14))
+    assert abs(np.mean(x < 0) - 0.5) < 0.02
+
+
+def test_binary_uniform_mult_is_exact_and_carries_its_difficulty():
+    from bittokens.data import significant_bits
+
+    t = make_task("mult", 300, seed=0, sampling="binary_uniform", max_bits=12)
+    for p, a in zip(t.prompts, t.answers):
+        assert a[0] == p[1] * p[3]  # short operands: the float64 product is exact
+        assert 1e-3 <= abs(a[0]) < 1e4  # results kept in the decimal range
+    ops = np.array([[p[1], p[3]] for p in t.prompts])
+    assert t.meta["difficulty"] == significant_bits(ops).sum(1).tolist()
+    dec = make_task("mult", 50, seed=0)
+    assert dec.meta["difficulty"] == [
+        sum(len(f"{abs(v):.15g}".replace(".", "").strip("0")) for v in p if isinstance(v, float))
+        for p in dec.prompts
+    ]
+
+
+def test_paper_range_reaches_15_digits_and_1e_minus_14():
+    from bittokens.data import PAPER_RANGE
+
+    x = sample_numbers(np.random.default_rng(1), 40000, **PAPER_RANGE)
+    mag = np.floor(np.log10(np.abs(x)))
+    assert mag.min() == -14 and mag.max() == 14
+    assert max(len(f"{abs(v):.15g}".replace(".", "").split("e")[0].strip("0")) for v in x) == 15
+    with pytest.raises(ValueError, match="max_bits must be <= 53"):
+        sample_numbers(np.random.default_rng(0), 3, sampling="binary_uniform", max_bits=60)

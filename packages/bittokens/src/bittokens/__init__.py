@@ -5,7 +5,8 @@ embeddings", ICML 2026, arXiv:2510.06824.
 
 Core (torch): the codecs :func:`encode` / :func:`decode`, :class:`NumberEmbedding`,
 :class:`BitHead`, :func:`bit_loss`, the :class:`BitTokens` scheme, a small :class:`TinyGPT`
-trunk, :func:`fit` (one process or DDP), :func:`log_smape`. Submodules: :mod:`bittokens.data`
+trunk, :func:`fit` (also named :func:`train`; Muon with the paper's parameter groups or AdamW,
+one process or DDP), :func:`log_smape` and :func:`field_accuracy`. Submodules: :mod:`bittokens.data`
 (tasks), :mod:`bittokens.baselines` (single-digit, subword, xVal, FoNE) and :mod:`bittokens.hf`
 (``transformers`` integration, ``pip install bittokens[hf]``).
 """
@@ -23,6 +24,7 @@ from ._layers import NumberEmbedding as NumberEmbedding
 from ._layers import bit_loss as bit_loss
 from ._layers import bit_weights as bit_weights
 from ._metric import exact_match as exact_match
+from ._metric import field_accuracy as field_accuracy
 from ._metric import log_smape as log_smape
 from ._metric import normalised_accuracy as normalised_accuracy
 from ._metric import smape as smape
@@ -35,6 +37,7 @@ from ._schemes import format_number as format_number
 from ._schemes import parse_number as parse_number
 from ._train import FitResult as FitResult
 from ._train import fit as fit
+from ._train import fit as train
 
 __version__ = importlib.metadata.version("bittokens")
 
@@ -56,10 +59,12 @@ __all__ = [
     "encode",
     "encode_pm1",
     "exact_match",
+    "field_accuracy",
     "fit",
     "format_number",
     "log_smape",
     "normalised_accuracy",
     "parse_number",
     "smape",
+    "train",
 ]

@@ -19,7 +19,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["exact_match", "log_smape", "normalised_accuracy", "smape"]
+from ._codec import encode
+
+__all__ = ["exact_match", "field_accuracy", "log_smape", "normalised_accuracy", "smape"]
+
+#: bit positions (MSB first) of the float64 fields.
+FIELDS = {"sign": slice(0, 1), "exponent": slice(1, 12), "mantissa": slice(12, 64)}
 
 _EPS = 1e-100
 
@@ -75,3 +80,21 @@ def normalised_accuracy(y: ArrayLike, y_hat: ArrayLike, n_classes: int = 5) -> f
     acc = exact_match(y, y_hat)
     chance = 1.0 / n_classes
     return (acc - chance) / (1.0 - chance)
+
+
+def field_accuracy(y: ArrayLike, y_hat: ArrayLike) -> dict[str, float]:
+    """Per-field bit accuracy of float64 predictions: the fraction of sign, exponent (11) and
+    mantissa (52) bits of ``y_hat`` equal to those of ``y``. A non-finite prediction of a
+    finite target (e.g. a missing answer) counts as all bits wrong.
+
+    Examples:
+        >>> field_accuracy([1.5, -2.0], [1.5, 2.0])["sign"]
+        0.5
+    """
+    a, b = _pair(y, y_hat)
+    a, b = a.reshape(-1), b.reshape(-1)
+    if a.size == 0:
+        raise ValueError("y must hold at least one number, got 0")
+    same = encode(a, reciprocal=False) == encode(b, reciprocal=False)
+    same &= ~(np.isfinite(a) & ~np.isfinite(b))[:, None]
+    return {k: float(same[:, sl].mean()) for k, sl in FIELDS.items()}

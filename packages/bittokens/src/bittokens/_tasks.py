@@ -3,9 +3,16 @@
 Numbers are drawn *decimal-uniform*: the count of significant digits ``D`` is uniform in
 ``1..max_digits``, the leading ``D`` digits are uniform (first one non-zero), the decimal exponent
 is uniform in ``exp_range`` and the sign is random, so ``x = +- m 10^(e - D + 1)`` with
-``10^e <= |x| < 10^(e+1)``. *Binary-uniform* sampling (uniform binary exponent and mantissa bits
-over the same range) is the curriculum alternative. Results are rounded to 15 significant digits,
-the paper's precision, so e.g. ``0.1 + 0.2`` is ``0.3``.
+``10^e <= |x| < 10^(e+1)``. *Binary-uniform* sampling, the paper's training data for Mult: the
+count of significant bits ``B`` is uniform in ``1..max_bits``, the binary exponent uniform over
+the same decimal range, the ``B - 2`` bits between the leading and the last one uniform, so every operand is
+short in binary and a product of two is exact (results are not rounded to 15 digits then).
+``task.meta["difficulty"]`` holds each example's total significant digits (decimal) or bits
+(binary samplers) over its input numbers, the key of the curriculum of :func:`bittokens.fit`. *Binary* sampling draws
+full 52-bit mantissas. Products and quotients are kept inside the decimal range (the paper
+redraws operands whose result leaves it). Results are rounded to 15 significant digits, the
+paper's precision, so e.g. ``0.1 + 0.2`` is ``0.3``. :data:`PAPER_RANGE` is the paper's number
+range: up to 15 significant digits in ``[1e-14, 1e15)``.
 
 A split is decided by a hash of the example's input numbers (test: hash = 0 mod 5), so train and
 test never share an input, whatever the seeds.
@@ -21,6 +28,8 @@ References:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +40,23 @@ from icml26_shared.checks import check_choice, check_positive_int
 
 from ._metric import log_smape, normalised_accuracy
 
-__all__ = ["TASKS", "WORDS", "Task", "make_task", "sample_numbers", "score"]
+__all__ = [
+    "PAPER_RANGE",
+    "SAMPLINGS",
+    "TASKS",
+    "WORDS",
+    "Task",
+    "make_task",
+    "sample_numbers",
+    "score",
+    "significant_bits",
+]
+
+#: number samplers of :func:`sample_numbers`.
+SAMPLINGS = ("decimal", "binary", "binary_uniform")
+
+#: the paper's number range, as ``make_task`` keywords: <= 15 significant digits in [1e-14, 1e15).
+PAPER_RANGE: dict[str, Any] = {"max_digits": 15, "exp_range": (-14, 14)}
 
 #: task name -> metric name.
 TASKS: dict[str, str] = {
@@ -81,6 +106,19 @@ def _round15(y: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.array([float(f"{v:.15g}") for v in y.tolist()], dtype=np.float64)
 
 
+def significant_bits(x: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Significant bits of each float64, from the leading to the last one bit (0 for 0);
+    subnormals count from their leading one."""
+    u = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    full = (u & np.uint64(2**52 - 1)) | np.where(
+        (u >> np.uint64(52)) & np.uint64(0x7FF) > 0, np.uint64(2**52), np.uint64(0)
+    )
+    lowest = full & (~full + np.uint64(1))
+    top = np.frexp(full.astype(np.float64))[1]  # exact: full < 2^53
+    low = np.frexp(lowest.astype(np.float64))[1]
+    return np.where(full == 0, 0, top - low + 1).astype(np.int64)
+
+
 def sample_numbers(
     rng: np.random.Generator,
     size: int | tuple[int, ...],
@@ -88,6 +126,7 @@ def sample_numbers(
     max_digits: int = 4,
     exp_range: tuple[int, int] = (-3, 3),
     sampling: str = "decimal",
+    max_bits: int | None = None,
 ) -> NDArray[np.float64]:
     """Draw signed numbers decimal-uniformly (or binary-uniformly) over ``exp_range``.
 
@@ -96,22 +135,36 @@ def sample_numbers(
         size: output shape.
         max_digits: most significant digits (decimal sampling), 1..15.
         exp_range: inclusive range of decimal exponents ``e`` with ``10^e <= |x| < 10^(e+1)``.
-        sampling: ``"decimal"`` or ``"binary"``.
+        sampling: ``"decimal"``, ``"binary_uniform"`` (significant bits uniform in
+            ``1..max_bits``) or ``"binary"`` (full 52-bit mantissas).
+        max_bits: most significant bits (binary-uniform), 1..53; default
+            ``ceil(max_digits log2 10)``, the bits of ``max_digits`` digits.
 
     Returns:
         float64 array of ``size``.
     """
-    check_choice(sampling, "sampling", ("decimal", "binary"))
+    check_choice(sampling, "sampling", SAMPLINGS)
     check_positive_int(max_digits, "max_digits")
     if max_digits > 15:
         raise ValueError(f"max_digits must be <= 15, got {max_digits}")
+    if max_bits is None:
+        max_bits = min(53, math.ceil(max_digits * math.log2(10)))
+    check_positive_int(max_bits, "max_bits")
+    if max_bits > 53:
+        raise ValueError(f"max_bits must be <= 53, got {max_bits}")
     lo, hi = exp_range
     if lo > hi:
         raise ValueError(f"exp_range must be (low, high) with low <= high, got {exp_range}")
     sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
-    if sampling == "binary":
-        e2 = rng.uniform(lo * np.log2(10), (hi + 1) * np.log2(10), size)
-        x = np.ldexp(1.0 + rng.random(size), np.floor(e2).astype(np.int64))
+    if sampling in ("binary", "binary_uniform"):
+        e2 = np.floor(rng.uniform(lo * np.log2(10), (hi + 1) * np.log2(10), size))
+        frac = rng.random(size)
+        if sampling == "binary_uniform":
+            n_bits = rng.integers(1, max_bits + 1, size)
+            # exactly n_bits: the leading one, n_bits - 2 uniform bits, a final one
+            odd = 2.0 * np.floor(np.ldexp(frac, n_bits - 2)) + 1.0
+            frac = np.where(n_bits > 1, np.ldexp(odd, 1 - n_bits), 0.0)
+        x = np.ldexp(1.0 + frac, e2.astype(np.int64))
         return sign * x
     n_dig = rng.integers(1, max_digits + 1, size)
     mant = np.floor(10.0 ** (n_dig - 1) * (1.0 + 9.0 * rng.random(size)))
@@ -136,14 +189,26 @@ def _is_test(nums: NDArray[np.float64]) -> NDArray[np.bool_]:
 
 
 def _draw(
-    rng: np.random.Generator, n: int, k: int, split: str, kw: dict[str, Any]
+    rng: np.random.Generator,
+    n: int,
+    k: int,
+    split: str,
+    kw: dict[str, Any],
+    result: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
 ) -> NDArray[np.float64]:
+    """``n`` rows of ``k`` numbers of the split; with ``result``, only rows whose result's
+    magnitude lies in the decimal range (or is 0)."""
     rows: list[NDArray[np.float64]] = []
     have = 0
+    lo, hi = kw["exp_range"]
     while have < n:
         m = max(16, 2 * (n - have) * (5 if split == "test" else 2))
         x = sample_numbers(rng, (m, k), **kw)
         keep = _is_test(x) == (split == "test")
+        if result is not None:
+            with np.errstate(over="ignore", divide="ignore"):
+                r = np.abs(result(x))
+            keep &= (r == 0) | ((r >= 10.0**lo) & (r < 10.0 ** (hi + 1)))
         rows.append(x[keep])
         have += int(keep.sum())
     return np.concatenate(rows)[:n]
@@ -167,6 +232,7 @@ def make_task(
     max_digits: int = 4,
     exp_range: tuple[int, int] = (-3, 3),
     sampling: str = "decimal",
+    max_bits: int | None = None,
 ) -> Task:
     """Generate ``n`` examples of a task.
 
@@ -179,7 +245,12 @@ def make_task(
         split: ``"train"`` or ``"test"`` (disjoint inputs by construction).
         max_digits: most significant digits of each input number.
         exp_range: decimal exponent range of the inputs.
-        sampling: ``"decimal"`` (default) or ``"binary"`` (curriculum).
+        sampling: ``"decimal"`` (default), ``"binary_uniform"`` (the paper's Mult training
+            data) or ``"binary"``. ``meta["difficulty"]`` holds each example's total
+            significant digits (decimal) or bits (binary), the curriculum key of
+            :func:`bittokens.fit`.
+        max_bits: most significant bits per number for ``"binary_uniform"`` (default: the bits
+            of ``max_digits`` digits).
 
     Returns:
         A :class:`Task`.
@@ -189,12 +260,19 @@ def make_task(
     check_positive_int(n, "n")
     rng = np.random.default_rng([seed, list(TASKS).index(name)])
     kw = {"max_digits": max_digits, "exp_range": exp_range, "sampling": sampling}
+    if max_bits is not None:
+        kw["max_bits"] = max_bits
     prompts: list[list[Item]] = []
     answers: list[list[Item]] = []
-    if name in ("add", "mult", "div"):
-        x = _draw(rng, n, 2, split, kw)
-        y = {"add": x[:, 0] + x[:, 1], "mult": x[:, 0] * x[:, 1], "div": x[:, 0] / x[:, 1]}[name]
-        y = _round15(y)
+    ops = {
+        "add": lambda x: x[:, 0] + x[:, 1],
+        "mult": lambda x: x[:, 0] * x[:, 1],
+        "div": lambda x: x[:, 0] / x[:, 1],
+    }
+    if name in ops:
+        x = _draw(rng, n, 2, split, kw, None if name == "add" else ops[name])
+        y = ops[name](x)
+        y = y if sampling == "binary_uniform" else _round15(y)  # binary-uniform: exact results
         for row, t in zip(x.tolist(), y.tolist()):
             prompts.append([name, *_join(row), "="])
             answers.append([t])
@@ -220,7 +298,17 @@ def make_task(
             cls = int(sum(b <= row[0] for b in bounds))
             prompts.append(["interval", *_join([row[0], *bounds]), "="])
             answers.append([f"c{cls}"])
-    return Task(name, prompts, answers, TASKS[name], {"seed": seed, "split": split, **kw})
+    nums = np.array([v for p in prompts for v in p if isinstance(v, float)])
+    if sampling == "decimal":
+        per = np.array(
+            [len(f"{abs(v):.14e}".split("e")[0].replace(".", "").rstrip("0")) for v in nums]
+        )
+    else:
+        per = significant_bits(nums)
+    sizes = np.cumsum([sum(isinstance(v, float) for v in p) for p in prompts])[:-1]
+    difficulty = [int(c.sum()) for c in np.split(per, sizes)]
+    meta: dict[str, Any] = {"seed": seed, "split": split, **kw, "difficulty": difficulty}
+    return Task(name, prompts, answers, TASKS[name], meta)
 
 
 def _numbers(items: list[Item]) -> list[float]:

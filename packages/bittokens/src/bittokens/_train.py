@@ -10,7 +10,14 @@ global counts and multiplies by the world size (DDP averages gradients). Two ran
     g = \\frac{1}{W} \\sum_{r=1}^{W} W \\, \\nabla \\frac{S_r}{\\sum_{r'} N_{r'}}
       = \\nabla \\frac{\\sum_r S_r}{\\sum_r N_r}.
 
-The optimiser is AdamW with linear warm-up (5% of the steps) and cosine decay to 10%.
+The default optimiser follows the paper's code: Muon (``torch.optim.Muon``, momentum 0.95,
+Nesterov) at ``lr`` on the transformer blocks' weight matrices, and Adam (betas 0.9/0.95) at
+``0.2 lr`` on the heads (number heads, positions), ``15 lr`` on the token embeddings and ``lr``
+on every bias and norm; no weight decay, no clipping. ``optimizer="adamw"`` uses AdamW at ``lr``
+everywhere instead (weight decay 0.01, clip 1). Both use linear warm-up over 5% of the steps and
+cosine decay to 10%. With ``curriculum`` (one difficulty per example) the examples are drawn from
+those at or below a difficulty frontier that rises linearly from 10% of the range to all of it
+over the first half of the steps.
 """
 
 from __future__ import annotations
@@ -26,15 +33,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch.utils.data import DistributedSampler
 
-from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.checks import check_choice, check_positive, check_positive_int
 
 from ._model import Batch, TinyGPT
+from ._optim import AdamW, MuonWithAdam, make_optimizer
 from ._tasks import Task
 
-__all__ = ["AdamW", "FitResult", "fit"]
+__all__ = ["OPTIMIZERS", "AdamW", "FitResult", "MuonWithAdam", "fit"]
+
+#: optimiser names accepted by :func:`fit`, and their default peak rates.
+OPTIMIZERS = {"muon": 0.02, "adamw": 1e-3}
 
 
 @dataclass
@@ -52,53 +64,6 @@ class FitResult:
     losses: list[float] = field(default_factory=list)
     curve: list[tuple[int, float]] = field(default_factory=list)
     seconds: float = 0.0
-
-
-class AdamW:
-    r"""AdamW (Loshchilov & Hutter, 2019) with torch.optim.AdamW's update, in plain tensor ops.
-
-    .. math::
-
-        \theta \leftarrow \theta (1 - \eta \lambda), \quad
-        m \leftarrow \beta_1 m + (1 - \beta_1) g, \quad v \leftarrow \beta_2 v + (1 - \beta_2) g^2,
-        \quad \theta \leftarrow \theta - \eta \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + \epsilon}.
-
-    Used instead of ``torch.optim.AdamW`` only because the latter imports ``torch._dynamo`` on
-    its first step (10-20 s on a small CPU, paid again in every DDP worker); a test checks both
-    give the same parameters.
-    """
-
-    def __init__(
-        self,
-        params: Any,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0.01,
-    ) -> None:
-        self.params = [p for p in params if p.requires_grad]
-        self.lr, self.betas, self.eps, self.weight_decay = lr, betas, eps, weight_decay
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.t += 1
-        b1, b2 = self.betas
-        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None:
-                continue
-            p.mul_(1 - self.lr * self.weight_decay)
-            m.lerp_(p.grad, 1 - b1)
-            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-            denom = (v.sqrt() / math.sqrt(c2)).add_(self.eps)
-            p.addcdiv_(m, denom, value=-self.lr / c1)
 
 
 def _lr_factor(step: int, steps: int) -> float:
@@ -122,6 +87,24 @@ def _batches(n: int, batch_size: int, world_size: int, rank: int, seed: int):
         epoch += 1
 
 
+def _curriculum_batches(
+    difficulty: np.ndarray, steps: int, batch_size: int, world_size: int, rank: int, seed: int
+):
+    """Batches drawn uniformly from the examples at or below a frontier that rises linearly from
+    10% of the difficulty range to all of it over the first half of ``steps``; every rank draws
+    the same global batch and keeps its slice."""
+    rng = np.random.default_rng([seed, 7])
+    order = np.argsort(difficulty, kind="stable")
+    ranked = difficulty[order]
+    lo, hi = float(ranked[0]), float(ranked[-1])
+    need = batch_size * world_size
+    for step in range(steps):
+        frontier = lo + (hi - lo) * min(1.0, 0.1 + 0.9 * step / max(1, steps // 2))
+        n = max(int(np.searchsorted(ranked, frontier, side="right")), need)
+        idx = order[rng.integers(0, n, need)]
+        yield torch.from_numpy(idx[rank * batch_size : (rank + 1) * batch_size].copy())
+
+
 def _train_loop(
     model: TinyGPT,
     data: Batch,
@@ -134,6 +117,8 @@ def _train_loop(
     seed: int,
     world_size: int,
     rank: int,
+    optimizer: str,
+    curriculum: np.ndarray | None,
     eval_fn: Callable[[TinyGPT, int], float] | None,
     eval_every: int,
 ) -> tuple[list[float], list[tuple[int, float]]]:
@@ -143,14 +128,19 @@ def _train_loop(
         from torch.nn.parallel import DistributedDataParallel
 
         ddp = DistributedDataParallel(model)
-    opt = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98))
+    opt = make_optimizer(model, optimizer, lr, weight_decay)
     losses: list[float] = []
     curve: list[tuple[int, float]] = []
-    batches = _batches(len(data), batch_size, world_size, rank, seed)
+    if curriculum is None:
+        batches = _batches(len(data), batch_size, world_size, rank, seed)
+    else:
+        batches = _curriculum_batches(curriculum, steps, batch_size, world_size, rank, seed)
     model.train()
     for step in range(steps):
-        opt.lr = lr * _lr_factor(step, steps)
+        opt.scale(_lr_factor(step, steps))
         b = data[next(batches)]
+        width = int(b.attn.sum(1).max())  # right padding: drop the columns no row uses
+        b = b[:, :width] if width < b.ids.shape[1] else b
         counts = torch.stack([b.target[:, 1:].sum(), (b.target[:, 1:] & b.num_mask[:, 1:]).sum()])
         counts = counts.to(torch.float64)
         if ddp is not None:
@@ -201,26 +191,35 @@ def fit(
     *,
     steps: int,
     batch_size: int = 64,
-    lr: float = 1e-3,
-    weight_decay: float = 0.01,
-    clip: float = 1.0,
+    optimizer: str = "muon",
+    lr: float | None = None,
+    weight_decay: float | None = None,
+    clip: float | None = None,
     seed: int = 0,
     world_size: int = 1,
+    curriculum: Any = None,
     eval_fn: Callable[[TinyGPT, int], float] | None = None,
     eval_every: int = 50,
     start_method: str | None = None,
 ) -> FitResult:
-    """Train ``model`` on ``task`` with AdamW.
+    """Train ``model`` on ``task`` (Muon with the paper's parameter groups, or AdamW).
 
     Args:
         model: a :class:`TinyGPT`.
         task: a :class:`bittokens.data.Task` (tokenised here) or an already tokenised batch.
         steps: optimiser steps.
         batch_size: examples per step *per process*.
-        lr: peak learning rate.
-        weight_decay: AdamW weight decay.
-        clip: gradient-norm clip (0 disables).
+        optimizer: ``"muon"`` (default; :class:`MuonWithAdam`, the paper's groups and ratios)
+            or ``"adamw"`` (AdamW at one rate, betas 0.9/0.98).
+        lr: peak learning rate (Muon's rate for ``"muon"``); default 0.02 for ``"muon"``,
+            1e-3 for ``"adamw"``.
+        weight_decay: default 0 for ``"muon"`` (applied to the embeddings only, as in the
+            paper), 0.01 for ``"adamw"``.
+        clip: gradient-norm clip, 0 disables; default 0 for ``"muon"``, 1 for ``"adamw"``.
         seed: sampler seed (the model's initial weights are the caller's).
+        curriculum: optional per-example difficulties (e.g. ``task.meta["difficulty"]``, the
+            operands' significant bits of binary-uniform tasks); training then draws from a
+            rising difficulty frontier (module docstring).
         world_size: 1 trains here; ``> 1`` spawns that many CPU processes joined by DDP on gloo
             and loads rank 0's final weights back into ``model``.
         eval_fn: ``eval_fn(model, step) -> float`` called every ``eval_every`` steps
@@ -237,8 +236,21 @@ def fit(
     check_positive_int(steps, "steps")
     check_positive_int(batch_size, "batch_size")
     check_positive_int(world_size, "world_size")
+    check_choice(optimizer, "optimizer", tuple(OPTIMIZERS))
+    lr = OPTIMIZERS[optimizer] if lr is None else lr
     check_positive(lr, "lr")
+    if weight_decay is None:
+        weight_decay = 0.0 if optimizer == "muon" else 0.01
+    if clip is None:
+        clip = 0.0 if optimizer == "muon" else 1.0
     data = task if isinstance(task, Batch) else model.tokenize(task)
+    if curriculum is not None:
+        curriculum = np.asarray(curriculum, dtype=np.float64)
+        if curriculum.shape != (len(data),) or not np.all(np.isfinite(curriculum)):
+            raise ValueError(
+                f"curriculum must hold one finite difficulty per example ({len(data)},), "
+                f"got shape {curriculum.shape}"
+            )
     if len(data) < batch_size * world_size:
         raise ValueError(
             f"task must hold at least batch_size * world_size = {batch_size * world_size} examples, "
@@ -246,7 +258,14 @@ def fit(
         )
     data = Batch(data.ids, data.values.to(torch.float64), data.num_mask, data.attn, data.target)
     kwargs = dict(
-        steps=steps, batch_size=batch_size, lr=lr, weight_decay=weight_decay, clip=clip, seed=seed
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        weight_decay=weight_decay,
+        clip=clip,
+        seed=seed,
+        optimizer=optimizer,
+        curriculum=curriculum,
     )
     start = time.perf_counter()
     if world_size == 1:
