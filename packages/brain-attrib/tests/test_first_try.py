@@ -113,3 +113,13 @@ def test_corrupt_tiny_lm_cache_is_named_and_retrained(tmp_path, damage):
     _, _, info3 = tiny_lm(folder=folder, progress=False, **TINY_LM)  # rewritten, readable
     assert info3.pop("source") == "cached" and info2.pop("source") == "trained"
     assert info3 == info2
+
+
+@pytest.mark.slow
+def test_readme_quickstart_runs_verbatim():
+    """The README's first Python block, as written (the shipped LM, the full synthetic fMRI)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
