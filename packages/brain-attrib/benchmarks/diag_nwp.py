@@ -94,7 +94,7 @@ for g in trs:
         "gx(e-cat)": agg(((e - cm) * gr).sum(-1).numpy()),
         "sal": agg((gr**2).sum(-1).numpy()) ** 0.5,
     }
-    S["ig"] = pl.attribute(g, "nwp", "ig").scores
+    S["ig"] = pl.attribute(g, "nwp", "ig", baseline="zero").scores
     S["erasure"] = pl.attribute(g, "nwp", "erasure").scores
     for m, s in S.items():
         f = np.mean([q < 5 for q in top_k(s, 5)])

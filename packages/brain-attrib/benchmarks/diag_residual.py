@@ -263,9 +263,9 @@ def run(lm, tok, info: dict, rd, layer: int, context: int, n_attr: int, t0: floa
                 check.get("ŷ vs Pipeline.predict", 0.0), float(np.abs(ref - yh0.numpy()).max())
             )
             for name, mine, kw in (
-                ("GxI", gxi["a"], {"method": "gxi"}),
+                ("GxI", gxi["a"], {"method": "gxi", "baseline": "zero"}),
                 ("GxI category", gxc["a"], {"method": "gxi", "baseline": "category"}),
-                ("IG", ig["a"], {"method": "ig"}),
+                ("IG", ig["a"], {"method": "ig", "baseline": "zero"}),
                 ("erasure", er["a"], {"method": "erasure"}),
             ):
                 pk = pl.attribute(g, "ba", **kw).scores
