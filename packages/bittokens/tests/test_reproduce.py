@@ -16,7 +16,7 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
     tiny = dataclasses.replace(
         QUICK,
         tasks=("minmax", "mult"),
-        steps=2,
+        steps=(("minmax", 2), ("mult", 2)),
         batch_size=4,
         lrs=(1e-3,),
         seeds=(0,),
@@ -31,6 +31,8 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
     res = _reproduce.reproduce(True, tmp_path, False)
     assert [t.title.split(",")[0] for t in res.tables] == [
         "Test scores",
+        "Numeric answers: log-sMAPE and per-field bit accuracy (test",
+        "Equal token budget per task: tokens",
         "Test score per seed (scheme x task x seed)",
         "Bit-exact decode rate under logit noise 2b-1+U(-a",
     ]
@@ -41,18 +43,34 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
     for fig in res.figures:
         assert fig.exists() and fig.suffix == ".png"
     assert set(res.checks) >= {
-        "bittokens minmax exact >= 0.95",
-        "bittokens mult >= xval + 0.1",
-        "bittokens mult >= single-digit + 0.1",
+        "(a) bittokens minmax exact >= 0.95",
+        "(d) bittokens mult >= xval + 0.1",
         "quick <= 4 min wall, 2 workers",
     }
+    assert any(k.startswith("(c) bittokens mult sign accuracy >= 0.95") for k in res.checks)
+    bits = res.tables[1]
+    assert list(bits.rows) == [f"{s} mult" for s in _reproduce.COMPARED]
+    budget = res.tables[2]
+    tokens = {k: budget.rows[k]["tokens"] for k in budget.rows}
+    steps = {k: budget.rows[k]["steps"] for k in budget.rows}
+    for t in ("minmax", "mult"):  # equal tokens (up to one step), different steps
+        ref = tokens[f"bittokens {t}"]
+        for s in _reproduce.COMPARED:
+            per_step = tokens[f"{s} {t}"] / steps[f"{s} {t}"]
+            assert abs(tokens[f"{s} {t}"] - ref) <= per_step / 2 + 1e-9
+        assert steps[f"single-digit {t}"] < steps[f"bittokens {t}"] == 2
+        assert (
+            budget.rows[f"bittokens {t}"]["FLOPs"]
+            == 6 * solo.rows["bittokens"]["params (non-emb.)"] * tokens[f"bittokens {t}"]
+        )
     cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
     assert len(cells) == 2 * 3 * 1  # tasks x schemes x seeds x one rate
     assert all(c["cpu_seconds"] > 0 for c in cells)
+    assert {c["scheme"]: c["steps"] for c in cells if c["tasks"] == ["mult"]}["bittokens"] == 2
     assert any("One learning rate for every scheme, 0.001" in n for n in res.notes)
     assert res.checks["params within 10% (non-embedding)"]
     assert res.headline.startswith("minmax: bittokens ") and "mult: bittokens " in res.headline
-    assert any(n.startswith("Quick tasks: MinMax and Add") for n in res.notes)
+    assert any(n.startswith("Quick mode is sized for a few minutes") for n in res.notes)
 
 
 def test_noise_rate_matches_theory():
@@ -87,7 +105,7 @@ def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, t
     cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
     assert len(cells) == 2 * 2 + 2  # grid at seed 0, then seed 1 at the chosen rate
     assert list(res.tables[0].rows) == ["bittokens", "xval"]
-    per_seed = res.tables[1]  # the item-1 table: scheme x task x seed
+    per_seed = next(t for t in res.tables if t.title.startswith("Test score per seed"))
     assert list(per_seed.rows) == ["bittokens minmax", "xval minmax"]
     assert per_seed.columns == ["seed 0", "seed 1", "lr"]
     for scheme in ("bittokens", "xval"):
@@ -105,7 +123,7 @@ def _tiny_grid(tasks=("minmax", "add"), steps=2):
     return dataclasses.replace(
         QUICK,
         tasks=tasks,
-        steps=steps,
+        steps=tuple((t, steps) for t in tasks),
         batch_size=4,
         lrs=(1e-3, 3e-3),
         seeds=(0, 1),
@@ -155,13 +173,18 @@ def test_comparison_in_parts_gives_the_one_shot_result(tmp_path, monkeypatch, to
     assert staged["checks"].keys() == whole.checks.keys()
 
 
-def test_full_mode_is_item_1_and_quick_mode_is_smaller():
-    """Issue 13: full = MinMax/Add/Mult, BitTokens vs xVal vs single-digit, 3 seeds, equal steps
-    and width on 2 workers; quick = fewer tasks and seeds, one rate, no five-scheme grid."""
+def test_full_mode_is_the_acceptance_and_quick_mode_is_smaller():
+    """Full = MinMax/Add/Mult on the small range (Mult within 2000 BitTokens steps) and Add/Mult on
+    the paper's 15-digit range, BitTokens vs xVal vs single-digit, 3 seeds, an lr grid of the
+    paper's optimizer, 2 workers; quick = MinMax and Mult, fewer steps and seeds, one rate."""
     full, quick = _reproduce.FULL, QUICK
-    assert full.tasks == ("minmax", "add", "mult") and full.seeds == (0, 1, 2)
+    assert full.tasks == ("minmax", "add", "mult", "add@paper", "mult@paper")
+    assert full.seeds == (0, 1, 2) and full.steps_for("mult") <= 2000
     assert set(full.schemes) == {"bittokens", "xval", "single-digit"} and full.workers == 2
-    assert full.solo and not full.multitask and len(full.lrs) > 1
+    assert full.solo and not full.multitask and len(full.lrs) > 1 and 0.02 in full.lrs
     assert set(quick.tasks) < set(full.tasks) and len(quick.seeds) < len(full.seeds)
     assert len(quick.lrs) == 1 and quick.schemes == full.schemes and quick.workers == 2
-    assert quick.d == full.d == 128 and quick.steps >= 600
+    assert quick.d == full.d == 128
+    assert _reproduce._task_kw("mult@paper", full)[1] == {"max_digits": 15, "exp_range": (-14, 14)}
+    assert _reproduce._train_sampling("bittokens", "mult") == "binary_uniform"
+    assert _reproduce._train_sampling("single-digit", "mult") == "decimal"
