@@ -11,10 +11,13 @@ from shnap._bridge import (
     Bridge,
     BridgeConfig,
     TrainConfig,
+    _key,
     bridge_marginal,
     bridge_step,
     crop_boxes,
     random_metaball_mask,
+    removal_masks,
+    sampling_times,
     shell_mean,
 )
 from shnap._unet import UNet3D
@@ -322,19 +325,81 @@ def test_trained_bridge_insert_puts_the_object_inside_the_mask():
         assert abs(out[placed].mean() - tm.image[tm.mask].mean()) * 700 < 100
 
 
-def test_split_removal_network_trains_on_random_masks_only(monkeypatch):
-    """Code version 5: the removal UNet sees no real removal or insertion pairs (with them it
-    drew nodule-like blobs into removed regions); the insertion UNet keeps both shares."""
+def test_split_removal_network_trains_on_the_masks_it_edits(monkeypatch):
+    """Code version 6: the removal UNet sees no real removal or insertion pairs (with them it
+    drew nodule-like blobs into removed regions) but the deployment masks of
+    :func:`removal_masks`; the insertion UNet keeps both pair shares and no deployment masks."""
     calls = []
     fit = Bridge._fit
 
-    def spy(crops, train, config, progress, pairs, p_removal, p_insertion, cond, offset):
-        calls.append((p_removal, p_insertion, cond, offset))
-        return fit(crops, train, config, progress, pairs, p_removal, p_insertion, cond, offset)
+    def spy(crops, train, config, progress, pairs, p_removal, p_insertion, cond, offset, **kw):
+        calls.append((p_removal, p_insertion, cond, offset, kw.get("removal") is not None))
+        return fit(
+            crops, train, config, progress, pairs, p_removal, p_insertion, cond, offset, **kw
+        )
 
     monkeypatch.setattr(Bridge, "_fit", staticmethod(spy))
     rng = np.random.default_rng(0)
     crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
     tc = TrainConfig(steps=1, batch_size=4)
-    Bridge.train(crops, tc, BridgeConfig(steps=2))
-    assert calls == [(tc.p_removal, tc.p_insertion, True, 0), (0.0, 0.0, False, 1)]
+    Bridge.train(crops, tc, BridgeConfig(steps=2), removal=removal_masks(3, 16, seed=1))
+    assert calls == [(tc.p_removal, tc.p_insertion, True, 0, False), (0.0, 0.0, False, 1, True)]
+
+
+def test_removal_masks_are_dilated_nodules_over_object_free_twins():
+    """Item 1: the masks hold vessel / wall voxels (above -750 HU) as real nodule masks do;
+    the crops are the nodule-free twin's voxels, so no target holds a nodule."""
+    from shnap._world import find_nodules, window
+
+    crops, masks = removal_masks(12, 16, seed=2)
+    assert crops.shape == masks.shape and masks.dtype == bool and len(crops) >= 20
+    bright = window(np.float32(-750.0))
+    with_bright = np.mean([(c[m] > bright).any() for c, m in zip(crops, masks)])
+    assert with_bright >= 0.8
+    sizes = masks.reshape(len(masks), -1).sum(1)
+    assert sizes.min() >= 8  # a nodule of >= 4 voxels dilated by one
+    for c, m in zip(crops, masks):
+        eroded = ndimage.binary_erosion(m, STRUCT)  # the nodule's own voxels, roughly
+        assert not find_nodules(c, eroded & (c < window(np.float32(-200.0))))
+
+
+def test_sampling_times_end_near_zero_and_are_denser_there():
+    """Item 2: the sampler's last network call is at t_end <= 0.001; steps shrink toward 0."""
+    ts = sampling_times(1.0, 50)
+    assert ts[0] == 1.0 and abs(ts[-1] - 1e-3) < 1e-12 and len(ts) == 50
+    gaps = -np.diff(ts)
+    assert np.all(gaps > 0) and np.all(np.diff(gaps) < 0)
+    assert sampling_times(0.3, 1).tolist() == [0.3]
+    with pytest.raises(ValueError, match="t_end"):
+        sampling_times(0.3, 5, t_end=0.5)
+    with pytest.raises(ValueError, match=r"BridgeConfig\.t_end"):
+        BridgeConfig(t_end=0.0)
+    with pytest.raises(ValueError, match="removal_mask_source"):
+        TrainConfig(removal_mask_source="random")
+
+
+def test_sampler_settings_do_not_change_the_cache_key():
+    base = _key(TrainConfig(), BridgeConfig())
+    assert _key(TrainConfig(), BridgeConfig(steps=10, t_end=5e-4)) == base
+    assert _key(TrainConfig(), BridgeConfig(sigma=0.3)) != base
+    assert _key(TrainConfig(p_metaball=0.5), BridgeConfig()) != base
+
+
+def test_checkpointed_training_resumes_to_the_uninterrupted_weights(tmp_path):
+    import time
+
+    from shnap._bridge import TrainingPaused
+
+    rng = np.random.default_rng(0)
+    crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
+    rem = removal_masks(2, 16, seed=3)
+    tc = TrainConfig(steps=3, batch_size=4)
+    with pytest.raises(TrainingPaused):
+        Bridge._train(
+            crops, tc, BridgeConfig(), None, None, rem, tmp_path / "k", time.perf_counter()
+        )
+    resumed = Bridge._train(crops, tc, BridgeConfig(), None, None, rem, tmp_path / "k", None)
+    straight = Bridge._train(crops, tc, BridgeConfig(), None, None, rem)
+    for net in ("unet", "insert_unet"):
+        for a, b in zip(getattr(resumed, net).parameters(), getattr(straight, net).parameters()):
+            assert torch.equal(a, b)

@@ -37,10 +37,12 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
     """The whole reproduce path (tables, checks, figures) with an exact test editor, tiny
     CNNs and few cases: wiring only, the figures are not the acceptance run."""
     pytest.importorskip("matplotlib")
-    tiny = rep.Sizes(16, 1, 2, 2, 2, 2, 2, 2, 5, 5, 10)
+    tiny = rep.Sizes(16, 1, 2, 2, 2, 2, 2, 2, 5, 5, 10, 2, 16, 1, 1)
     monkeypatch.setattr(rep, "QUICK", tiny)
     monkeypatch.setattr(rep, "_editors", lambda quick, progress: ({"lung-fill": lung_fill}, []))
-    monkeypatch.setattr(rep, "_realism", lambda editor, n, quick: {"auc": 0.5, "nodule_free": 1.0})
+    monkeypatch.setattr(
+        rep, "_realism", lambda editor, n, model, twin=False: {"auc": 0.5, "nodule_free": 1.0}
+    )
     result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
     names = [t.title for t in result.tables]
     assert any("per editor" in n for n in names) and any("radial" in n for n in names)

@@ -37,7 +37,8 @@ from torch.nn import functional as F
 
 from ._oracle import OracleRisk
 from ._progress import Progress, training_progress
-from ._world import NoduleSpec, make_phantom, random_nodule_specs
+from ._shipped import load_shipped
+from ._world import INDEPENDENT_MAX_RADIUS, NoduleSpec, make_phantom, random_nodule_specs
 
 __all__ = ["CNNConfig", "RiskCNN3D", "cache_dir", "train_risk_cnn", "training_set"]
 
@@ -166,9 +167,14 @@ class CNNConfig:
     electrode_neg: float = 0.2
     central_pos: float = 0.85
     base_rate: float = 0.08
+    #: phantoms of the depth-independent world (``make_phantom(depth_independent=True)``)
+    depth_independent: bool = False
 
     def key(self) -> str:
-        blob = json.dumps({**asdict(self), "code": _CODE_VERSION}, sort_keys=True)
+        d = asdict(self)
+        if not self.depth_independent:  # configs that predate the field keep their key
+            del d["depth_independent"]
+        blob = json.dumps({**d, "code": _CODE_VERSION}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -183,13 +189,15 @@ def training_set(
     """
     rng = np.random.default_rng([config.seed, 99])
     n = config.n_cases
+    ind = config.depth_independent
+    max_radius = INDEPENDENT_MAX_RADIUS if ind else 4.0
     images = np.empty((n, 32, 32, 32), np.float32)
     years = np.zeros(n, np.int64)
     electrodes = np.zeros(n, bool)
     for i in range(n):
         seed = config.seed * 1_000_003 + i
-        specs = random_nodule_specs(int(rng.integers(0, 4)), rng)
-        ph = make_phantom(32, nodules=specs, seed=seed)
+        specs = random_nodule_specs(int(rng.integers(0, 4)), rng, max_radius=max_radius)
+        ph = make_phantom(32, nodules=specs, seed=seed, depth_independent=ind)
         logit = OracleRisk.for_phantom(ph).logit(ph.image)
         t_event = rng.exponential(1.0 / (config.base_rate * np.exp(logit)))
         positive = t_event <= YEARS
@@ -203,13 +211,39 @@ def training_set(
             ]
         if el or central:
             ph = make_phantom(
-                32, nodules=specs, electrodes=int(el) * int(rng.integers(1, 3)), seed=seed
+                32,
+                nodules=specs,
+                electrodes=int(el) * int(rng.integers(1, 3)),
+                seed=seed,
+                depth_independent=ind,
             )
         images[i] = ph.image
         electrodes[i] = el
         if progress is not None:
             progress(1)
     return images, years, electrodes
+
+
+_DATA_FIELDS = (
+    "location_balanced", "n_cases", "seed", "electrode_pos", "electrode_neg", "central_pos",
+    "base_rate", "depth_independent",
+)  # fmt: skip
+_last_set: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _shared_training_set(
+    config: CNNConfig, progress: Callable[[int], None] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`training_set`'s images and years, kept for the next call with the same data
+    fields (CNNs that differ only in padding or optimisation train on one drawn set)."""
+    key = tuple(getattr(config, f) for f in _DATA_FIELDS)
+    if key not in _last_set:
+        _last_set.clear()
+        images, years, _ = training_set(config, progress)
+        _last_set[key] = (images, years)
+    elif progress is not None:
+        progress(config.n_cases)
+    return _last_set[key]
 
 
 def train_risk_cnn(
@@ -220,7 +254,9 @@ def train_risk_cnn(
 ) -> tuple[RiskCNN3D, dict[str, Any]]:
     """Train (or load from the cache) a :class:`RiskCNN3D` under ``config``.
 
-    Training prints one line on stderr first, then shows a progress bar when stderr is a
+    Looked up in the cache (``$SHNAP_CACHE``), then among the weights shipped with the
+    package (the reproduce's CNNs, float16), by the config's key; only a key found in neither
+    is trained. Training prints one line on stderr first, then shows a progress bar when stderr is a
     terminal (``progress=True`` always, ``False`` neither; a callable gets the steps done). A
     cache file that cannot be read is retrained and overwritten, with a warning naming it.
 
@@ -242,6 +278,11 @@ def train_risk_cnn(
         else:
             model.eval()
             return model, {**blob["record"], "cached": True}
+    shipped = load_shipped("riskcnn", config.key())
+    if shipped is not None:
+        model.load_state_dict(shipped[0]["net"])
+        model.eval()
+        return model, {**shipped[1]["record"], "cached": True, "shipped": True}
     t0 = time.perf_counter()
     torch.manual_seed(config.seed)
     n_batches = int(np.ceil(config.n_cases / config.batch_size))
@@ -254,7 +295,7 @@ def train_risk_cnn(
         message=f"training the risk CNN ({config.padding} padding, {config.n_cases} phantoms, "
         f"{config.epochs} epochs) on first use; {where}",
     ) as step:
-        images, years, _ = training_set(config, step)
+        images, years = _shared_training_set(config, step)
         t_data = time.perf_counter() - t0
         x = torch.as_tensor(images[:, None])
         y = torch.as_tensor(years)

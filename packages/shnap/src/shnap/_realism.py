@@ -267,6 +267,7 @@ def removal_study(
     n_nodules: int = 3,
     size: int = 32,
     progress: Callable[[int], None] | None = None,
+    model: Any = None,
 ) -> dict[str, np.ndarray | float]:
     """Item 3's data: ``n`` nodules removed by ``editor`` and ``n`` real crops under the same
     kind of masks.
@@ -279,10 +280,21 @@ def removal_study(
     :func:`box_crop`, 24³ canvas), the nodule-free fraction of the removed regions' lung
     parenchyma (region ∩ lung − known vessels; see the module docstring) and
     ``skipped``: nodules (of both kinds of phantom) whose box + 2 exceeds 24 voxels, left out.
+
+    References: ``twin`` / ``twin_masks`` are the same removals done perfectly (the
+    nodule-free twin ``make_phantom(size, 0, seed=s)`` under the region), the discriminator's
+    floor. With a ``model`` (a risk model) also ``f_case``, ``f_edit``, ``f_twin``: its
+    logits of each case, of the editor's removal and of the twin removal, so that
+    ``|f_edit − f_twin|`` (the editor's error on the model) reads against the nodule effect
+    ``|f_case − f_twin|``.
     """
+    from shnap._models import evaluate_model
     from shnap._world import make_phantom
 
-    out: dict[str, list[np.ndarray]] = {k: [] for k in ("real", "real_m", "filled", "filled_m")}
+    out: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("real", "real_m", "filled", "filled_m", "twin", "twin_m")
+    }
+    scores: dict[str, list[float]] = {"f_case": [], "f_edit": [], "f_twin": []}
     edited_all, regions = [], []
     k = skipped = 0
     while len(out["filled"]) < n or len(out["real"]) < n:
@@ -307,14 +319,23 @@ def removal_study(
             xs = np.repeat(ph.image[None], len(jobs), 0)
             seeds = [s * 31 + j for j in range(len(jobs))]
             edited = editor.remove_batch(xs, np.stack(jobs), seeds)
+            bare = make_phantom(size, n_nodules=0, seed=s).image
+            twins = np.stack([np.where(r, bare, ph.image) for r in jobs])
+            take = min(len(jobs), n - len(out["filled"]))
             parenchyma = ph.lung_mask & ~ph.vessel_mask
-            for e, r in zip(edited, jobs):
-                if len(out["filled"]) < n:
-                    c, cm = box_crop(e, r, size=24)
-                    out["filled"].append(c)
-                    out["filled_m"].append(cm)
-                    edited_all.append(e)
-                    regions.append(r & parenchyma)
+            for e, tw, r in zip(edited[:take], twins[:take], jobs[:take]):
+                for name, vol in (("filled", e), ("twin", tw)):
+                    c, cm = box_crop(vol, r, size=24)
+                    out[name].append(c)
+                    out[f"{name}_m"].append(cm)
+                edited_all.append(e)
+                regions.append(r & parenchyma)
+            if model is not None and take:
+                batch = np.concatenate([ph.image[None], edited[:take], twins[:take]])
+                f = evaluate_model(model, batch)
+                scores["f_case"] += [float(f[0])] * take
+                scores["f_edit"] += [float(v) for v in f[1 : 1 + take]]
+                scores["f_twin"] += [float(v) for v in f[1 + take :]]
             if progress is not None:
                 progress(len(jobs))
         else:
@@ -330,6 +351,9 @@ def removal_study(
         "real_masks": np.stack(out["real_m"]),
         "filled": np.stack(out["filled"]),
         "filled_masks": np.stack(out["filled_m"]),
+        "twin": np.stack(out["twin"]),
+        "twin_masks": np.stack(out["twin_m"]),
         "nodule_free": nodule_free_fraction(edited_all, regions),
         "skipped": skipped,
+        **({k: np.asarray(v) for k, v in scores.items()} if model is not None else {}),
     }

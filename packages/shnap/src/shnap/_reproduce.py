@@ -33,6 +33,7 @@ from icml26_shared.experiment import (
     progress as progress_bar,
 )
 
+from ._ablation import AblationResult, ablation_configs, padding_placement
 from ._cnn import YEARS, CNNConfig, train_risk_cnn
 from ._game import attribution_from_game, shnap
 from ._oracle import OracleRisk
@@ -45,7 +46,7 @@ from ._world import (
     random_nodule_specs,
 )
 
-__all__ = ["EXPERIMENT", "reproduce"]
+__all__ = ["EXPERIMENT", "audit_configs", "cnn_configs", "reproduce"]
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,31 @@ class Sizes:
     snap_points_costly: int
     realism_crops: int
     k: int = 2
+    #: the radial ablation's CNNs (2 x 2 cells x seeds, depth-independent world)
+    ablation_cases: int = 600
+    ablation_epochs: int = 15
+    ablation_seeds: int = 3
 
 
-QUICK = Sizes(1500, 25, 10, 4, 10, 4, 8, 4, 20, 15, 200)
-FULL = Sizes(3000, 25, 50, 50, 20, 20, 20, 20, 40, 40, 500)
+QUICK = Sizes(1500, 25, 10, 4, 10, 4, 8, 4, 20, 15, 200, 2, 600, 15, 3)
+FULL = Sizes(3000, 25, 50, 50, 20, 20, 20, 20, 40, 40, 500, 2, 1500, 25, 3)
 COSTLY = ("bridge", "repaint")
+
+
+def audit_configs(quick: bool) -> dict[str, CNNConfig]:
+    """The two audited CNNs: zero padding on flawed data, reflect on location-balanced data."""
+    sz = QUICK if quick else FULL
+    return {
+        "cnn-zeros": CNNConfig("zeros", False, sz.cnn_cases, sz.cnn_epochs),
+        "cnn-reflect": CNNConfig("reflect", True, sz.cnn_cases, sz.cnn_epochs),
+    }
+
+
+def cnn_configs(quick: bool) -> list[CNNConfig]:
+    """Every CNN the reproduce trains (the audited two and the ablation's)."""
+    sz = QUICK if quick else FULL
+    abl = ablation_configs(sz.ablation_cases, sz.ablation_epochs, sz.ablation_seeds)
+    return [*audit_configs(quick).values(), *abl.values()]
 
 
 def _editors(quick: bool, progress: bool) -> tuple[dict[str, Any], list[str]]:
@@ -287,8 +308,13 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     sz = QUICK if quick else FULL
     result = ExperimentResult("shnap", "SHNAP/SNAP audits of a synthetic CT world, per editor")
     t0 = time.perf_counter()
-    cnn_z, rec_z = train_risk_cnn(CNNConfig("zeros", False, sz.cnn_cases, sz.cnn_epochs))
-    cnn_r, rec_r = train_risk_cnn(CNNConfig("reflect", True, sz.cnn_cases, sz.cnn_epochs))
+    audit = audit_configs(quick)
+    cnn_z, rec_z = train_risk_cnn(audit["cnn-zeros"])
+    cnn_r, rec_r = train_risk_cnn(audit["cnn-reflect"])
+    abl_cfg = ablation_configs(sz.ablation_cases, sz.ablation_epochs, sz.ablation_seeds)
+    abl_models, abl_records = {}, {}
+    for name, cfg in abl_cfg.items():
+        abl_models[name], abl_records[name] = train_risk_cnn(cfg)
     train_tab = ResultTable(
         "Audited CNNs (trained on phantoms, cached)",
         ["cases", "epochs", "train AUC (6 y)", "held-out AUC", "positives", "seconds", "cached"],
@@ -354,16 +380,20 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         nc = neg_all[: sz.shortcut_cases_costly if costly else sz.shortcut_cases]
         rec = _oracle_recovery(ed, oc, sz.k, progress, f"{name}: oracle")
         sc = _shortcut(ed, nc, {"cnn-zeros": cnn_z}, sz.k, progress, f"{name}: shortcut")
+        scored = {**models, **abl_models} if name == "bridge" else models
         rad, joined = _radial(
             ed,
             sz.snap_cases_costly if costly else sz.snap_cases,
             sz.snap_points_costly if costly else sz.snap_points,
-            models,
+            scored,
             progress,
             f"{name}: SNAP",
         )
-        real = _realism(ed, sz.realism_crops, quick)
+        real = _realism(ed, sz.realism_crops, cnn_z, twin=name == "bridge")
         per[name] = {"oracle": rec, "shortcut": sc, "radial": rad, "realism": real}
+        if name == "bridge":
+            psi = {m: joined[m].psi for m in abl_cfg}
+            per[name]["ablation"] = padding_placement(joined["oracle"], psi, abl_cfg)
         fz = rad["fits"]["cnn-zeros"]
         table.add_row(
             name,
@@ -382,6 +412,8 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             },
         )
         for m, fit in rad["fits"].items():
+            if m in abl_cfg:
+                continue
             lo, hi = fit.ci()
             radial_tab.add_row(
                 f"{name} / {m}",
@@ -392,7 +424,9 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             )
         if name == "bridge" or not snaps_for_fig:
             snaps_for_fig = joined
-    result.tables += [table, radial_tab]
+    result.tables += [table, radial_tab, _realism_table(per)]
+    if "bridge" in per:
+        result.tables += _ablation_tables(per["bridge"]["ablation"], abl_records)
     _record_checks(result, per)
     result.figures += _figures(out_dir, editors, snaps_for_fig)
     result.notes.append(
@@ -412,16 +446,123 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     return result
 
 
-def _realism(editor: Any, n_crops: int, quick: bool) -> dict[str, Any]:
-    """Item 3: discriminator AUC (larger of logistic and tiny-CNN 5-fold AUCs) and the
-    nodule-free fraction of removed regions (helper B's removal study)."""
+def _realism(editor: Any, n_crops: int, model: Any, twin: bool = False) -> dict[str, Any]:
+    """Item 3: discriminator AUC (larger of logistic and tiny-CNN 5-fold AUCs), the
+    nodule-free fraction of removed regions and, on ``model``, the editor's error against the
+    twin removal ``|f(edit) - f(twin)|`` beside the nodule effect ``|f(case) - f(twin)|``;
+    with ``twin`` also the twin removal's own AUC (the discriminator's floor)."""
     from ._realism import realism_report, removal_study
 
-    d = removal_study(editor, n_crops, seed=0)
+    d = removal_study(editor, n_crops, seed=0, model=model)
     rep = realism_report(
         d["real"], d["filled"], d["real_masks"], d["filled_masks"], nodule_free=d["nodule_free"]
     )
-    return {"auc": rep.auc, "nodule_free": rep.nodule_free, "report": str(rep)}
+    err = np.abs(d["f_edit"] - d["f_twin"])
+    effect = np.abs(d["f_case"] - d["f_twin"])
+    out = {
+        "auc": rep.auc,
+        "auc_logistic": rep.auc_logistic,
+        "auc_cnn": rep.auc_cnn,
+        "nodule_free": rep.nodule_free,
+        "report": str(rep),
+        "f_err_median": float(np.median(err)),
+        "f_err_mean": float(np.mean(err)),
+        "effect_median": float(np.median(effect)),
+    }
+    if twin:
+        ref = realism_report(d["real"], d["twin"], d["real_masks"], d["twin_masks"])
+        out["twin"] = {"auc": ref.auc, "auc_logistic": ref.auc_logistic, "auc_cnn": ref.auc_cnn}
+    return out
+
+
+def _realism_table(per: dict[str, dict[str, Any]]) -> ResultTable:
+    tab = ResultTable(
+        "Realism of removals beside its references (discriminator) and on the audited CNN",
+        [
+            "discriminator AUC",
+            "AUC logistic",
+            "AUC CNN",
+            "nodule-free",
+            "median |f(edit) - f(twin)|",
+            "median |nodule effect|",
+            "ratio",
+        ],
+        note="Twin: the perfect removal (the nodule-free twin phantom's voxels), the "
+        "discriminator's floor. f: the zero-padded CNN's year-6 logit; nodule effect "
+        "|f(case) - f(twin)|; ratio = median error / median nodule effect (bar <= 0.1).",
+    )
+    b = per.get("bridge", {}).get("realism", {})
+    if "twin" in b:
+        t = b["twin"]
+        tab.add_row(
+            "twin (perfect removal)",
+            **{
+                "discriminator AUC": t["auc"],
+                "AUC logistic": t["auc_logistic"],
+                "AUC CNN": t["auc_cnn"],
+                "nodule-free": 1.0,
+                "median |f(edit) - f(twin)|": 0.0,
+                "median |nodule effect|": b["effect_median"],
+                "ratio": 0.0,
+            },
+        )
+    for name, p in per.items():
+        r = p["realism"]
+        if "auc_logistic" not in r:
+            continue
+        tab.add_row(
+            name,
+            **{
+                "discriminator AUC": r["auc"],
+                "AUC logistic": r["auc_logistic"],
+                "AUC CNN": r["auc_cnn"],
+                "nodule-free": r["nodule_free"],
+                "median |f(edit) - f(twin)|": r["f_err_median"],
+                "median |nodule effect|": r["effect_median"],
+                "ratio": r["f_err_median"] / r["effect_median"],
+            },
+        )
+    return tab
+
+
+def _ablation_tables(abl: AblationResult, records: dict[str, dict[str, Any]]) -> list[ResultTable]:
+    cells = ResultTable(
+        "Radial ablation, depth-independent world: SNAP slope per cell (padding x placement)",
+        ["mean slope", "per-seed slopes", "CNNs", "train AUC (mean)", "cached"],
+        note="Each CNN's slope: psi on distance to the lung boundary with nodule-identity "
+        "terms, bridge insertions, the same points for every CNN. Placement flawed: "
+        "malignant nodules central in 85% of positives; balanced: uniform.",
+    )
+    for (pad, pl), sl in abl.slopes.items():
+        names = [
+            n
+            for n, r in records.items()
+            if r["config"]["padding"] == pad
+            and r["config"]["location_balanced"] == (pl == "balanced")
+        ]
+        cells.add_row(
+            f"{pad} / {pl}",
+            **{
+                "mean slope": float(sl.mean()),
+                "per-seed slopes": ", ".join(f"{v:.3f}" for v in sl),
+                "CNNs": len(sl),
+                "train AUC (mean)": float(np.mean([records[n]["train_auc"] for n in names])),
+                "cached": all(records[n].get("cached") for n in names),
+            },
+        )
+    eff = ResultTable(
+        "Radial ablation effects (2 x 2, bootstrap over SNAP cases and CNN seeds)",
+        ["estimate", f"{abl.level:.0%} interval", "points", "cases"],
+    )
+    for k, (est, lo, hi) in abl.effects.items():
+        eff.add_row(
+            k,
+            estimate=est,
+            **{f"{abl.level:.0%} interval": f"[{lo:.3f}, {hi:.3f}]"},
+            points=abl.n_points,
+            cases=abl.n_cases,
+        )
+    return [cells, eff]
 
 
 def _record_checks(result: ExperimentResult, per: dict[str, dict[str, Any]]) -> None:
@@ -446,6 +587,10 @@ def _record_checks(result: ExperimentResult, per: dict[str, dict[str, Any]]) -> 
             and all(a is not None and a >= 0.9 for a in naive)
             and (real.get("nodule_free") or 0) >= 0.95
         )
+    if "f_err_median" in real:
+        result.checks[
+            "3b function: median |f(bridge removal) - f(twin)| <= 10% of median |nodule effect|"
+        ] = bool(real["f_err_median"] <= 0.1 * real["effect_median"])
     o = b["oracle"]
     naive_rmse = [per[n]["oracle"]["rmse"] for n in ("zero", "global-mean") if n in per]
     result.checks["4 oracle: rho main >= 0.9, pair >= 0.8, median R2 >= 0.95, naive RMSE >= 2x"] = (
@@ -462,14 +607,15 @@ def _record_checks(result: ExperimentResult, per: dict[str, dict[str, Any]]) -> 
     ] = bool(s["share"] >= 0.25 and abs(s["roi_mean"]) < 0.05 and s["oracle_electrode"] <= 0.01)
     f = b["radial"]["fits"]
     lo, hi = f["oracle"].ci()
-    result.checks[
-        "6 radial: cnn-zeros slope > 0 (p < 0.01), oracle CI has 0, reflect cuts >= 50%"
-    ] = bool(
-        f["cnn-zeros"].slope > 0
-        and f["cnn-zeros"].p < 0.01
-        and lo <= 0 <= hi
-        and abs(f["cnn-reflect"].slope) <= 0.5 * f["cnn-zeros"].slope
+    result.checks["6 radial: cnn-zeros slope > 0 (p < 0.01), oracle CI has 0"] = bool(
+        f["cnn-zeros"].slope > 0 and f["cnn-zeros"].p < 0.01 and lo <= 0 <= hi
     )
+    abl = b.get("ablation")
+    if abl is not None:
+        cut = abl.effects["reflect cut (share of the zeros slope)"][0]
+        result.checks[
+            "6b radial 2x2 (depth-independent world): reflect padding removes >= 50% of the slope"
+        ] = bool(cut >= 0.5)
     # 7: one 32^3 case, N = 5 players (electrode, two nodules, two ROIs), K = 2, 50 steps: the
     # shortcut audit's SHNAP calls with the bridge (two CNN-sized models scored per edit)
     secs = b["shortcut"]["seconds"]

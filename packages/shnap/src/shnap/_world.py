@@ -262,17 +262,27 @@ def _nodule_weight(
     return w.astype(np.float32)
 
 
+#: largest nodule radius (voxels at size 32) of the depth-independent world (see make_phantom)
+INDEPENDENT_MAX_RADIUS = 2.5
+
+
 def random_nodule_specs(
-    n: int, rng: np.random.Generator, *, kinds: Sequence[str] | None = None
+    n: int,
+    rng: np.random.Generator,
+    *,
+    kinds: Sequence[str] | None = None,
+    max_radius: float = 4.0,
 ) -> list[NoduleSpec]:
-    """``n`` random nodules: radius U(1.5, 4), kind solid 55% / ground-glass 25% / calcified 20%,
-    spiculation U(0, 1) for solid, U(0, 0.4) for the others."""
+    """``n`` random nodules: radius U(1.5, ``max_radius``), kind solid 55% / ground-glass 25% /
+    calcified 20%, spiculation U(0, 1) for solid, U(0, 0.4) for the others."""
+    if not 1.5 < max_radius <= 4.0:
+        raise ValueError(f"max_radius must be in (1.5, 4], got {max_radius}")
     out = []
     for i in range(n):
         kind = (
             kinds[i] if kinds is not None else str(rng.choice(KINDS, p=[0.55, 0.25, 0.20]))  # type: ignore[arg-type]
         )
-        radius = float(rng.uniform(1.5, 4.0))
+        radius = float(rng.uniform(1.5, max_radius))
         spic = float(rng.uniform(0, 1.0) if kind == "solid" else rng.uniform(0, 0.4))
         out.append(NoduleSpec(radius=radius, kind=kind, spiculation=spic))
     return out
@@ -310,6 +320,7 @@ def make_phantom(
     *,
     nodules: Sequence[NoduleSpec] | None = None,
     placement: Placement = "uniform",
+    depth_independent: bool = False,
 ) -> Phantom:
     """A synthetic chest block of ``size``³ voxels in HU with all masks (see the module docstring).
 
@@ -323,6 +334,13 @@ def make_phantom(
         placement: placement of the random nodules: ``"uniform"`` over allowed lung voxels,
             ``"central"`` (deeper half of allowed centres by distance to the lung boundary) or
             ``"peripheral"`` (shallower half).
+        depth_independent: nodule depth independent of size and risk. By default a nodule of
+            radius ``r`` may sit only where it fits (depth >= r + 1, vessels >= r + 1.5 away),
+            so large, risky nodules are deep (Spearman of depth and radius about 0.66). Here
+            every nodule draws its centre from the positions where the world's largest nodule
+            fits (radius :data:`INDEPENDENT_MAX_RADIUS`; random radii are drawn up to it and
+            larger explicit radii are refused), so where a nodule sits does not depend on
+            its own size, kind or spiculation.
 
     Nodules never touch the lung boundary, the vessel tree or each other (>= 2 voxels apart);
     a nodule that does not fit is dropped (``len(phantom.nodules)`` says how many were placed).
@@ -344,6 +362,14 @@ def make_phantom(
     size = int(size)
     shape = (size, size, size)
     s = size / 32.0
+    max_radius = INDEPENDENT_MAX_RADIUS if depth_independent else 4.0
+    if depth_independent and nodules is not None:
+        big = [sp.radius for sp in nodules if sp.radius > INDEPENDENT_MAX_RADIUS]
+        if big:
+            raise ValueError(
+                f"nodules: a depth-independent world takes radii <= {INDEPENDENT_MAX_RADIUS}, "
+                f"got {big}"
+            )
     anat = np.random.default_rng([seed, 0])
     z, y, x = _grid(size)
 
@@ -400,7 +426,10 @@ def make_phantom(
     specs = (
         list(nodules)
         if nodules is not None
-        else [replace(sp, placement=placement) for sp in random_nodule_specs(n_nodules, nod_rng)]
+        else [
+            replace(sp, placement=placement)
+            for sp in random_nodule_specs(n_nodules, nod_rng, max_radius=max_radius)
+        ]
     )
     depth = boundary_distance(lung)
     away_vessel = ndimage.distance_transform_edt(~vessel)
@@ -411,8 +440,11 @@ def make_phantom(
     place_rng = np.random.default_rng([seed, 2])
     for spec in specs:
         r = spec.radius * s
+        rf = INDEPENDENT_MAX_RADIUS * s if depth_independent else r  # the radius that must fit
         away_other = ndimage.distance_transform_edt(~occupied) if occupied.any() else np.inf
-        allowed = (depth >= r + 1.0) & (away_vessel >= r + 1.5) & (away_other >= r + 2.5 + 2.0 * s)
+        allowed = (
+            (depth >= rf + 1.0) & (away_vessel >= rf + 1.5) & (away_other >= rf + 2.5 + 2.0 * s)
+        )
         centre = _choose_centre(allowed, depth, spec.placement, place_rng)
         if centre is None:
             continue
