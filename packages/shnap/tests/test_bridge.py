@@ -208,7 +208,7 @@ def test_training_smoke_save_load_and_cache(tmp_path, monkeypatch):
     m[5:9, 6:10, 4:8] = True
     np.testing.assert_array_equal(b.remove(crops[0], m, seed=1), c.remove(crops[0], m, seed=1))
     monkeypatch.setenv("SHNAP_CACHE", str(tmp_path / "cache"))
-    cfg = TrainConfig(n_crops=8, steps=2, batch_size=4, n_pair_phantoms=2)
+    cfg = TrainConfig(n_crops=8, steps=2, batch_size=4, n_pair_phantoms=2, n_mask_phantoms=2)
     first = Bridge.pretrained(cfg, BridgeConfig(steps=2))
     second = Bridge.pretrained(cfg, BridgeConfig(steps=2))
     assert not first.record["cached"] and second.record["cached"]

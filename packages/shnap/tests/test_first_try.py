@@ -28,7 +28,7 @@ from shnap import (
 README = Path(__file__).resolve().parents[1] / "README.md"
 TINY_CNN = CNNConfig(n_cases=16, epochs=1, batch_size=8)
 TINY_BRIDGE = (
-    TrainConfig(n_crops=8, steps=2, batch_size=4, n_pair_phantoms=2),
+    TrainConfig(n_crops=8, steps=2, batch_size=4, n_pair_phantoms=2, n_mask_phantoms=2),
     BridgeConfig(steps=2),
 )
 

@@ -154,3 +154,18 @@ def test_nodule_check_passes_the_true_background_and_fails_no_edit():
     changes nothing leaves every nodule in place."""
     assert removal_study(_TwinEditor(seed=3), 20, seed=3)["nodule_free"] == 1.0
     assert removal_study(_Identity(), 20, seed=3)["nodule_free"] == 0.0
+
+
+def test_removal_study_reports_the_twin_reference_and_the_model_error():
+    """The twin removal is returned beside the editor's; on a model, the twin editor's error
+    |f(edit) - f(twin)| is exactly 0 and the identity editor's equals the nodule effect."""
+
+    def model(x):
+        return x.reshape(len(x), -1).mean(1).astype(np.float64)
+
+    d = removal_study(_TwinEditor(seed=3), 6, seed=3, model=model)
+    np.testing.assert_array_equal(d["twin"], d["filled"])
+    np.testing.assert_array_equal(d["f_edit"], d["f_twin"])
+    assert len(d["f_case"]) == 6 and np.all(d["f_case"] != d["f_twin"])
+    ident = removal_study(_Identity(), 6, seed=3, model=model)
+    np.testing.assert_array_equal(ident["f_edit"], ident["f_case"])

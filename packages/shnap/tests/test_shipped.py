@@ -1,0 +1,59 @@
+"""Shipped float16 weights: found only by their exact key, never stale, loaded without training."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from shnap import _shipped
+from shnap._bridge import Bridge, BridgeConfig, TrainConfig, _key
+from shnap._cnn import CNNConfig, RiskCNN3D, train_risk_cnn
+from shnap._reproduce import cnn_configs
+
+
+def test_the_defaults_and_the_quick_cnns_ship_under_their_current_keys():
+    """A changed default or code version changes the key: this fails until the weights are
+    re-trained and re-shipped (benchmarks/ship_weights.py), so stale weights never load."""
+    assert (_shipped.SHIPPED_DIR / f"bridge-{_key(TrainConfig(), BridgeConfig())}.npz").is_file()
+    for cfg in cnn_configs(quick=True):
+        assert (_shipped.SHIPPED_DIR / f"riskcnn-{cfg.key()}.npz").is_file(), cfg
+
+
+def test_shipped_round_trip_and_a_mismatched_key_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(_shipped, "SHIPPED_DIR", tmp_path)
+    net = RiskCNN3D()
+    path = _shipped.write_shipped("riskcnn", "abc", {"net": net.state_dict()}, {"record": {}})
+    states, meta = _shipped.load_shipped("riskcnn", "abc")
+    for k, v in net.state_dict().items():
+        assert states["net"][k].dtype == torch.float32
+        np.testing.assert_allclose(states["net"][k], v.half().float())
+    assert meta["key"] == "abc" and _shipped.load_shipped("riskcnn", "abd") is None
+    path.rename(tmp_path / "riskcnn-xyz.npz")
+    with pytest.raises(ValueError, match=r"riskcnn-xyz\.npz.*expected 'xyz'"):
+        _shipped.load_shipped("riskcnn", "xyz")
+
+
+def test_pretrained_loads_shipped_weights_and_trains_only_another_config(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(_shipped, "SHIPPED_DIR", tmp_path / "weights")
+    cfg = CNNConfig(n_cases=8, epochs=1)
+    model, _ = train_risk_cnn(cfg, cache=False, progress=False)
+    _shipped.write_shipped("riskcnn", cfg.key(), {"net": model.state_dict()}, {"record": {"x": 1}})
+    got, rec = train_risk_cnn(cfg, progress=True)
+    assert rec["shipped"] and rec["cached"] and "training" not in capsys.readouterr().err
+    x = np.zeros((1, 1, 32, 32, 32), np.float32)
+    assert abs(float(got(x)[0]) - float(model(x)[0])) < 0.05
+    _, rec2 = train_risk_cnn(CNNConfig(n_cases=8, epochs=1, seed=1), progress=True)
+    assert not rec2["cached"] and "training the risk CNN" in capsys.readouterr().err
+    tc, bc = (
+        TrainConfig(n_crops=8, steps=1, batch_size=4, n_pair_phantoms=2, n_mask_phantoms=2),
+        BridgeConfig(),
+    )
+    b = Bridge.pretrained(tc, bc, cache=False, progress=False)
+    states = {"unet": b.unet.state_dict(), "insert_unet": b.insert_unet.state_dict()}
+    _shipped.write_shipped("bridge", _key(tc, bc), states, {"cond": False, "record": {}})
+    again = Bridge.pretrained(tc, BridgeConfig(steps=7), progress=True)  # sampler change only
+    assert again.record["shipped"] and "training" not in capsys.readouterr().err
+    assert again.config.steps == 7
