@@ -6,7 +6,10 @@ true ``a_i``, ``b_ij``; median LMPI R²; RMSE), the electrode shortcut of the ze
 negative cases (electrode share of ``v(N) - v(empty)``; random lung ROIs' mean phi; the oracle's
 electrode phi), the SNAP radial slope (HC3 p, case-clustered bootstrap CI) for the zero-padded
 CNN, the oracle and the reflect-padded CNN trained on location-balanced data, realism
-(discriminator AUC, nodule check) and time. The acceptance items of the spec are recorded as
+(discriminator AUC beside the twin removal's, nodule check, the editor's error on the audited
+CNN against the twin removal) and time. With the bridge, the radial ablation's 12 CNNs (2 x 2
+padding x placement, 3 seeds, depth-independent world; :mod:`shnap._ablation`) are scored on
+the same insertions. The acceptance items of the spec are recorded as
 checks. Setting of Sobieski, Grzywaczewski et al. (arXiv 2602.02560); reconstructed, and no
 figure here is the paper's.
 """
@@ -423,7 +426,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
                 cases=fit.n_cases,
             )
         if name == "bridge" or not snaps_for_fig:
-            snaps_for_fig = joined
+            snaps_for_fig = {m: v for m, v in joined.items() if m not in abl_cfg}
     result.tables += [table, radial_tab, _realism_table(per)]
     if "bridge" in per:
         result.tables += _ablation_tables(per["bridge"]["ablation"], abl_records)
