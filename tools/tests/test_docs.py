@@ -83,15 +83,16 @@ def _package(root, name="pkg"):
     return pkg
 
 
-def test_the_latest_dated_run_is_the_recorded_one_and_full_wins_a_tie(tmp_path):
+def test_a_dated_full_run_beats_a_dated_quick_one_and_any_dated_run_an_undated_one(tmp_path):
     pkg = _package(tmp_path)
     (pkg / "docs" / "full_result.json").write_text(_result("", False).to_json())
+    assert docs.find_result(pkg).name == "full_result.json"  # the only one
     (pkg / "docs" / "quick_result.json").write_text(_result("2026-12-06 07:00 UTC", True).to_json())
     assert docs.find_result(pkg).name == "quick_result.json"  # undated counts as older
-    (pkg / "docs" / "full_result.json").write_text(_result("2026-12-06 07:00 UTC", False).to_json())
+    (pkg / "docs" / "full_result.json").write_text(_result("2026-12-05 07:00 UTC", False).to_json())
     assert docs.find_result(pkg).name == "full_result.json"
-    (pkg / "docs" / "quick_result.json").write_text(_result("2026-12-07 07:00 UTC", True).to_json())
-    assert docs.find_result(pkg).name == "quick_result.json"
+    (pkg / "docs" / "result.json").write_text(_result("2026-12-07 07:00 UTC", False).to_json())
+    assert docs.find_result(pkg).name == "result.json"  # the later of two full runs
 
 
 def test_record_then_update_rewrites_only_the_block(tmp_path):

@@ -54,19 +54,20 @@ class PackageDoc:
 
 
 def find_result(pkg_dir: Path) -> Path | None:
-    """The latest recorded run's ``result.json`` of a package folder, or None.
+    """The recorded run a package's pages show: ``docs/result.json``, ``docs/full_result.json``
+    or ``docs/quick_result.json``, or None.
 
-    Among ``docs/result.json``, ``docs/full_result.json`` and ``docs/quick_result.json`` the one
-    with the latest recorded date wins (a file without a date counts as older than any dated
-    one); on equal dates the order of that list decides, so a full run beats a quick one.
+    A dated run beats an undated one (a file without a date predates the field); among dated
+    runs a full run beats a quick one (it is the package's headline at the spec's sizes), and
+    the later date breaks the rest.
     """
     found = []
-    for rank, fname in enumerate(RESULT_FILES):
+    for fname in RESULT_FILES:
         path = pkg_dir / "docs" / fname
         if path.is_file():
-            date = ExperimentResult.from_json(path.read_text()).date or ""
-            found.append((date, -rank, path))
-    return max(found)[2] if found else None
+            r = ExperimentResult.from_json(path.read_text())
+            found.append((bool(r.date), not r.quick, r.date, path))
+    return max(found)[3] if found else None
 
 
 def package_docs(root: Path) -> list[PackageDoc]:
