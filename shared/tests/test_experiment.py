@@ -78,3 +78,38 @@ def test_a_result_without_checks_has_not_passed():
     assert not ExperimentResult("p", "t").passed
     assert ExperimentResult("p", "t", checks={"a": True}).passed
     assert not ExperimentResult("p", "t", checks={"a": True, "b": False}).passed
+
+
+def test_parallel_map_keeps_order_runs_single_threaded_workers_and_restores_the_env(monkeypatch):
+    import math
+    import os
+
+    from icml26_shared.experiment import parallel_map
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    before = dict(os.environ)
+    assert parallel_map(abs, [-3, 1, -2, 5], workers=2) == [3, 1, 2, 5]
+    assert parallel_map(os.getenv, ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"], workers=2) == [
+        "1",
+        "1",
+    ]
+    assert dict(os.environ) == before
+    with pytest.raises(ValueError):
+        parallel_map(math.sqrt, [4.0, -1.0], workers=2)
+    assert dict(os.environ) == before
+    # one worker: here, in order, with this process's environment
+    assert parallel_map(os.getenv, ["OMP_NUM_THREADS"], workers=2) == ["7"]
+    assert parallel_map(abs, [-1, -2], workers=1) == [1, 2]
+
+
+def test_cpu_share_follows_the_runners_thread_share(monkeypatch):
+    from icml26_shared.experiment import available_cores, cpu_share
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert cpu_share() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "999")
+    assert cpu_share() == available_cores()
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert cpu_share() == available_cores()
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    assert cpu_share() == available_cores()

@@ -19,6 +19,7 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     monkeypatch.setattr(_reproduce, "QUICK", tiny)
     real_sim = _reproduce.simulate_screen
     monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a one-core share: the parts run here, patched
     res = _reproduce.reproduce(True, tmp_path, False)
     titles = [t.title for t in res.tables]
     assert titles[0] == "Synthetic screen: held-out doubles" and len(titles) == 4
@@ -52,6 +53,7 @@ def test_staged_parts_assemble_like_one_process_run(tmp_path, monkeypatch):
     monkeypatch.setattr(_reproduce, "QUICK", tiny)
     real_sim = _reproduce.simulate_screen
     monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a one-core share: the parts run here, patched
     for part in ("syn", "semi"):
         for seed in (0, 1):
             args = ["part", "--quick", "--no-progress", "--part", part, "--seed", str(seed)]

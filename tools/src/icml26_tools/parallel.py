@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from icml26_shared.experiment import available_cores
+from icml26_shared.experiment import available_cores, thread_env
 
 __all__ = ["Outcome", "cores", "order_longest_first", "run_parallel", "thread_env"]
 
@@ -48,27 +48,6 @@ TYPICAL_QUICK_SECONDS = {
 
 
 cores = available_cores  # the cores this process may run on
-
-
-def thread_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
-    """``base`` (default: this process's environment) with every thread pool set to
-    ``threads``."""
-    env = dict(os.environ if base is None else base)
-    for var in (
-        "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "NUMEXPR_NUM_THREADS",
-        "VECLIB_MAXIMUM_THREADS",
-    ):
-        env[var] = str(threads)
-    xla = env.get("XLA_FLAGS", "")
-    if threads == 1 and "intra_op_parallelism_threads" not in xla:
-        env["XLA_FLAGS"] = (
-            xla + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-        ).strip()
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
 
 
 def _previous_seconds(out: Path, name: str, quick: bool) -> float | None:

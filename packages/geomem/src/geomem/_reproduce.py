@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,13 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from icml26_shared.experiment import Experiment, ExperimentResult, ResultTable
+from icml26_shared.experiment import (
+    Experiment,
+    ExperimentResult,
+    ResultTable,
+    cpu_share,
+    parallel_map,
+)
 
 from ._gpt import GPT
 from ._graphs import Graph, cycle, grid, irregular, normalized_laplacian, path_star
@@ -174,6 +181,37 @@ def _gpt(cfg: Config, g: Graph, seed: int, frozen: bool, show: bool, steps: int 
     return model, res
 
 
+def _incontext(cfg: Config, show: bool, control: bool) -> Any:
+    dc, l = cfg.incontext_d, cfg.l
+    if not control:  # item 7: the spec's format
+        model = GPT(50, dim=cfg.gpt_dim, max_len=sequence_length(dc, l), seed=0)
+        return train_incontext(
+            model, cfg.incontext_steps, d=dc, l=l, batch_size=cfg.incontext_batch,
+            lr=cfg.incontext_lr, weight_decay=cfg.gpt_weight_decay, schedule=cfg.gpt_schedule,
+            warmup=min(cfg.gpt_warmup, cfg.incontext_steps - 1), progress=show,
+        )  # fmt: skip
+    model = GPT(
+        50, dim=cfg.gpt_dim, max_len=sequence_length(dc, l, commas=False),
+        positions="rotary", seed=0,
+    )  # fmt: skip
+    return train_incontext(
+        model, cfg.control_steps, d=dc, l=l, batch_size=cfg.incontext_batch,
+        lr=cfg.incontext_lr, weight_decay=cfg.control_weight_decay, schedule="constant",
+        warmup=100, commas=False, log_every=250, progress=show,
+    )  # fmt: skip
+
+
+def _gpt_job(cfg: Config, show: bool, job: tuple[str, int, int]) -> Any:
+    """One of the independent GPT trainings: ("gpt" | "frozen", d, seed) → (model, result),
+    ("incontext" | "control", ...) → result."""
+    torch.set_num_threads(1)
+    kind, d, seed = job
+    with threadpool_limits(limits=1):
+        if kind in ("gpt", "frozen"):
+            return _gpt(cfg, path_star(d, cfg.l, seed), seed, kind == "frozen", show)
+        return _incontext(cfg, show, kind == "control")
+
+
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     """Run the comparison (see the module docstring) into ``out_dir``."""
     cfg = QUICK if quick else FULL
@@ -202,6 +240,20 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
     )
     histories: dict[str, list[dict[str, float]]] = {}
     embs: dict[str, np.ndarray] = {}
+    # the GPT trainings are independent: one single-threaded process per core (the order of
+    # the jobs, longest first, keeps two cores busy); on one core they run here in turn
+    jobs = [("control", cfg.incontext_d, 0)] if cfg.control_steps else []
+    jobs += [(k, d, s) for s in cfg.gpt_seeds for k in ("gpt", "frozen")]
+    jobs += [("incontext", cfg.incontext_d, 0)]
+    if cfg.inweights_d20 and d != 20:
+        jobs += [("gpt", 20, s) for s in cfg.gpt_seeds]
+    trained = dict(
+        zip(
+            jobs,
+            parallel_map(partial(_gpt_job, cfg, show and cpu_share() == 1), jobs),
+            strict=True,
+        )
+    )
 
     def n2v_runs(gs: dict[int, Graph], steps: int) -> tuple[list[dict[str, float]], float, Any]:
         runs, secs, last = [], 0.0, None
@@ -229,14 +281,13 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
 
     gpt_runs, frozen_runs, gpt_s, frozen_s = [], [], 0.0, 0.0
     for s in cfg.gpt_seeds:
-        gg = graphs.get(s) or path_star(d, l, s)
-        model, r = _gpt(cfg, gg, s, False, show)
+        model, r = trained[("gpt", d, s)]
         gpt_runs.append(r.final)
         gpt_s += r.seconds
         if s == cfg.gpt_seeds[0]:
             histories["GPT"] = r.history
             embs["GPT"] = model.embeddings()
-        _, fr = _gpt(cfg, gg, s, True, show)
+        _, fr = trained[("frozen", d, s)]
         frozen_runs.append(fr.final)
         frozen_s += fr.seconds
         if s == cfg.gpt_seeds[0]:
@@ -339,12 +390,7 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
 
     # item 7: in-context (spec format, and the comma-free rotary positive control) vs in-weights
     dc = cfg.incontext_d
-    ic_model = GPT(50, dim=cfg.gpt_dim, max_len=sequence_length(dc, l), seed=0)
-    ic = train_incontext(
-        ic_model, cfg.incontext_steps, d=dc, l=l, batch_size=cfg.incontext_batch,
-        lr=cfg.incontext_lr, weight_decay=cfg.gpt_weight_decay, schedule=cfg.gpt_schedule,
-        warmup=min(cfg.gpt_warmup, cfg.incontext_steps - 1), progress=show,
-    )  # fmt: skip
+    ic = trained[("incontext", dc, 0)]
     icf = ic.final
     small = ResultTable(
         f"in-context path-star d={dc}, l={l} (100 unseen graphs; first-step chance {1 / dc:.2f})",
@@ -358,15 +404,7 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
     )  # fmt: skip
     result.checks["7 in-context first-step <= 1/d + 0.15"] = icf["first_step"] <= 1 / dc + 0.15
     if cfg.control_steps:
-        ctl = GPT(
-            50, dim=cfg.gpt_dim, max_len=sequence_length(dc, l, commas=False),
-            positions="rotary", seed=0,
-        )  # fmt: skip
-        cr_ = train_incontext(
-            ctl, cfg.control_steps, d=dc, l=l, batch_size=cfg.incontext_batch,
-            lr=cfg.incontext_lr, weight_decay=cfg.control_weight_decay, schedule="constant",
-            warmup=100, commas=False, log_every=250, progress=show,
-        )  # fmt: skip
+        cr_ = trained[("control", dc, 0)]
         cf = cr_.final
         small.add_row(
             f"positive control: comma-free path, rotary positions (batch {cfg.incontext_batch}, "
@@ -397,9 +435,8 @@ def _reproduce(cfg: Config, quick: bool, out: Path, show: bool) -> ExperimentRes
     if cfg.inweights_d20 and d != 20:
         inweights[20] = []
         for s in cfg.gpt_seeds:
-            g20s = path_star(20, l, seed=s)
-            m20, _ = _gpt(cfg, g20s, s, False, show)
-            inweights[20].append(first_step(m20, g20s))
+            m20, _ = trained[("gpt", 20, s)]
+            inweights[20].append(first_step(m20, path_star(20, l, seed=s)))
     for dd, vals in sorted(inweights.items()):
         result.checks[f"7 in-weights d={dd}: first-step >= 0.95"] = float(np.mean(vals)) >= 0.95
         result.notes.append(

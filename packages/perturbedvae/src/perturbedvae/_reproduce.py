@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from icml26_shared.experiment import (
     Experiment,
     ExperimentResult,
     ResultTable,
-    progress,
+    parallel_map,
     require_matplotlib,
     save_figure,
 )
@@ -404,11 +405,20 @@ def run_part(cfg: Config, part: str, seed: int, out_dir: Path, show: bool) -> di
 PARTS = ("syn", "semi")
 
 
+def _part(cfg: Config, out_dir: Path, job: tuple[str, int]) -> dict[str, Any]:
+    torch.set_num_threads(1)
+    return run_part(cfg, job[0], job[1], out_dir, False)
+
+
 def _run(cfg: Config, out_dir: Path, progress_on: bool) -> ExperimentResult:
-    syn, semi = [], []
-    for seed in progress(cfg.seeds, enabled=progress_on, total=len(cfg.seeds), desc="seeds"):
-        syn.append(run_part(cfg, "syn", seed, out_dir, progress_on))
-        semi.append(run_part(cfg, "semi", seed, out_dir, progress_on))
+    # the parts are independent: one process per core (each single-threaded), in the order
+    # seed 0 syn, seed 0 semi, seed 1 syn, ...; one core runs them here, one after another
+    jobs = [(part, seed) for seed in cfg.seeds for part in PARTS]
+    recs = parallel_map(
+        partial(_part, cfg, out_dir), jobs, progress_bar=progress_on, desc="seeds × benchmarks"
+    )
+    syn = [r for r in recs if r["part"] == "syn"]
+    semi = [r for r in recs if r["part"] == "semi"]
     return assemble(cfg, syn, semi, out_dir)
 
 
