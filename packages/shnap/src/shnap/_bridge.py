@@ -108,7 +108,7 @@ def sampling_times(t0: float, steps: int, t_end: float = 1e-3, rho: float = 2.0)
     ``t_end``, evenly spaced in ``t^(1/ρ)`` (denser near 0 for ρ > 1); one step: ``[t0]``.
 
     >>> np.round(sampling_times(1.0, 4), 4)
-    array([1.    , 0.4005, 0.0903, 0.001 ])
+    array([1.    , 0.4586, 0.1256, 0.001 ])
     """
     steps = check_steps(steps, "steps")
     if not 0 < t_end < t0 <= 1:
