@@ -19,7 +19,8 @@ insertions. Effects, from the cell means ``S[padding, placement]``:
 * placement effect ``mean_pad (S[pad, flawed] − S[pad, balanced])``;
 * interaction ``(S[r, f] − S[z, f]) − (S[r, b] − S[z, b])``;
 * reflect cut ``1 − mean_pl S[reflect, pl] / mean_pl S[zeros, pl]``, the share of the
-  zero-padded slope that reflect padding removes;
+  zero-padded slope that reflect padding removes (meaningful only where the zero-padded slope
+  ``mean_pl S[zeros, pl]``, also reported, is clearly positive);
 
 each with a percentile bootstrap interval that resamples the SNAP cases (clustered, the same
 draw for every CNN) and the CNN seeds within each cell.
@@ -85,6 +86,7 @@ def _effects(s: Mapping[tuple[str, str], float]) -> dict[str, float]:
     reflect = np.mean([s[("reflect", pl)] for pl in PLACEMENTS])
     cut = 1.0 - reflect / zeros if zeros != 0 else float("nan")
     return {
+        "zeros slope (mean over placement)": float(zeros),
         "padding effect (reflect - zeros)": float(pad),
         "placement effect (flawed - balanced)": float(place),
         "interaction": float(inter),

@@ -616,9 +616,12 @@ def _record_checks(result: ExperimentResult, per: dict[str, dict[str, Any]]) -> 
     abl = b.get("ablation")
     if abl is not None:
         cut = abl.effects["reflect cut (share of the zeros slope)"][0]
+        zeros_lo = abl.effects["zeros slope (mean over placement)"][1]
+        # a cut of a slope whose interval holds 0 is noise over noise: no pass
         result.checks[
-            "6b radial 2x2 (depth-independent world): reflect padding removes >= 50% of the slope"
-        ] = bool(cut >= 0.5)
+            "6b radial 2x2 (depth-independent world): zeros slope > 0 (95% interval) and "
+            "reflect padding removes >= 50% of it"
+        ] = bool(zeros_lo > 0 and cut >= 0.5)
     # 7: one 32^3 case, N = 5 players (electrode, two nodules, two ROIs), K = 2, 50 steps: the
     # shortcut audit's SHNAP calls with the bridge (two CNN-sized models scored per edit)
     secs = b["shortcut"]["seconds"]
