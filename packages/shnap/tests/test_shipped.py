@@ -14,7 +14,7 @@ from shnap._reproduce import cnn_configs
 
 def test_the_defaults_and_the_quick_cnns_ship_under_their_current_keys():
     """A changed default or code version changes the key: this fails until the weights are
-    re-trained and re-shipped (benchmarks/ship_weights.py), so stale weights never load."""
+    re-trained and re-shipped (scripts/ship_weights.py), so stale weights never load."""
     assert (_shipped.SHIPPED_DIR / f"bridge-{_key(TrainConfig(), BridgeConfig())}.npz").is_file()
     for cfg in cnn_configs(quick=True):
         assert (_shipped.SHIPPED_DIR / f"riskcnn-{cfg.key()}.npz").is_file(), cfg

@@ -5,7 +5,7 @@ named ``<network>/<tensor>``) and a ``__meta__`` JSON string with the cache key 
 under, the network flags and the training record. It is found only by the exact key of the
 requested configs and code version, so a changed config or code never loads stale weights:
 it is trained (announced, cached) as before. :func:`write_shipped` writes one from trained
-networks (``benchmarks/ship_weights.py`` does this for the defaults).
+networks (``scripts/ship_weights.py`` does this for the defaults).
 """
 
 from __future__ import annotations

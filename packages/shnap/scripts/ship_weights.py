@@ -1,7 +1,7 @@
 """Train the default networks and write them as the package's shipped float16 weights.
 
-    python packages/shnap/benchmarks/ship_weights.py bridge --work DIR [--budget 540]
-    python packages/shnap/benchmarks/ship_weights.py cnn --quick
+    python packages/shnap/scripts/ship_weights.py bridge --work DIR [--budget 540]
+    python packages/shnap/scripts/ship_weights.py cnn --quick
 
 ``bridge`` trains ``Bridge.pretrained()``'s networks (default ``TrainConfig`` and
 ``BridgeConfig``) in resumable chunks: the training data are written to ``DIR`` once, each
