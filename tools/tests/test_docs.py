@@ -1,5 +1,6 @@
 """The docs site's generated pages: one per package, results rendered from result.json."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -124,5 +125,5 @@ def test_record_then_update_rewrites_only_the_block(tmp_path):
 def test_recorded_files_hold_no_machine_paths():
     for path in sorted(ROOT.glob("packages/*/docs/*.json")):
         text = path.read_text()
-        for bad in ('"/tmp/', '"/home/', '"/work/', '"/Users/', '"/root/'):
-            assert bad not in text, f"{path.relative_to(ROOT)} holds a machine path ({bad})"
+        found = re.search(r'"(/[A-Za-z0-9_.-]+)+"', text)  # any absolute path as a JSON string
+        assert found is None, f"{path.relative_to(ROOT)} holds a machine path ({found[0]})"
