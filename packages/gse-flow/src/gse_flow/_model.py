@@ -769,5 +769,14 @@ class GSEFlow(eqx.Module):
             for name, arr in (("x_tau", x_tau), ("tau", tau), ("history", history)):
                 if not bool(jnp.all(jnp.isfinite(jnp.asarray(arr)))):
                     raise ValueError(f"{name} must be finite, got NaN or inf")
-        cache = self.encode_history(history, node_attr, graph)
-        return self.velocity(cache, x_tau, tau, prior_mean)
+            # an eager e3nn-jax call dispatches hundreds of small ops (tens of seconds); compile
+            return _call_jit(self, x_tau, tau, history, node_attr, graph, prior_mean)
+        return _call(self, x_tau, tau, history, node_attr, graph, prior_mean)
+
+
+def _call(model, x_tau, tau, history, node_attr, graph, prior_mean):
+    cache = model.encode_history(history, node_attr, graph)
+    return model.velocity(cache, x_tau, tau, prior_mean)
+
+
+_call_jit = eqx.filter_jit(_call)
