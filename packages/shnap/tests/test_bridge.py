@@ -26,10 +26,15 @@ from shnap._world import make_phantom, nodule_library
 STRUCT = np.ones((3, 3, 3), bool)
 
 
+#: locality, batching and input checks do not depend on the network's width: a narrow UNet
+#: keeps them fast
+NARROW = (8, 8, 8)
+
+
 @pytest.fixture(scope="module")
 def bridge() -> Bridge:
     torch.manual_seed(0)
-    return Bridge(UNet3D(), BridgeConfig(steps=3))
+    return Bridge(UNet3D(NARROW), BridgeConfig(steps=3, widths=NARROW))
 
 
 def _random_masks(shape, rng, n):
@@ -183,7 +188,7 @@ def test_insert_is_bit_identical_outside_the_dilated_template_mask(bridge):
 
 def test_batching_and_deduplication_do_not_change_an_edit():
     torch.manual_seed(1)
-    b = Bridge(UNet3D(), BridgeConfig(steps=3, bf16=False))
+    b = Bridge(UNet3D(NARROW), BridgeConfig(steps=3, bf16=False, widths=NARROW))
     ph = make_phantom(32, n_nodules=3, seed=6)
     m = ndimage.binary_dilation(ph.nodule_masks[0], STRUCT)
     alone = b.remove(ph.image, m, seed=5)
@@ -199,7 +204,9 @@ def test_batching_and_deduplication_do_not_change_an_edit():
 def test_training_smoke_save_load_and_cache(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
-    b = Bridge.train(crops, TrainConfig(steps=3, batch_size=4), BridgeConfig(steps=2))
+    b = Bridge.train(
+        crops, TrainConfig(steps=3, batch_size=4), BridgeConfig(steps=2, widths=NARROW)
+    )
     assert np.isfinite(b.record["loss_last"]) and b.record["loss_first"] > 0
     path = tmp_path / "b.pt"
     b.save(path)
@@ -209,8 +216,8 @@ def test_training_smoke_save_load_and_cache(tmp_path, monkeypatch):
     np.testing.assert_array_equal(b.remove(crops[0], m, seed=1), c.remove(crops[0], m, seed=1))
     monkeypatch.setenv("SHNAP_CACHE", str(tmp_path / "cache"))
     cfg = TrainConfig(n_crops=8, steps=2, batch_size=4, n_pair_phantoms=2, n_mask_phantoms=2)
-    first = Bridge.pretrained(cfg, BridgeConfig(steps=2))
-    second = Bridge.pretrained(cfg, BridgeConfig(steps=2))
+    first = Bridge.pretrained(cfg, BridgeConfig(steps=2, widths=NARROW))
+    second = Bridge.pretrained(cfg, BridgeConfig(steps=2, widths=NARROW))
     assert not first.record["cached"] and second.record["cached"]
 
 
@@ -396,10 +403,19 @@ def test_checkpointed_training_resumes_to_the_uninterrupted_weights(tmp_path):
     tc = TrainConfig(steps=3, batch_size=4)
     with pytest.raises(TrainingPaused):
         Bridge._train(
-            crops, tc, BridgeConfig(), None, None, rem, tmp_path / "k", time.perf_counter()
+            crops,
+            tc,
+            BridgeConfig(widths=NARROW),
+            None,
+            None,
+            rem,
+            tmp_path / "k",
+            time.perf_counter(),
         )
-    resumed = Bridge._train(crops, tc, BridgeConfig(), None, None, rem, tmp_path / "k", None)
-    straight = Bridge._train(crops, tc, BridgeConfig(), None, None, rem)
+    resumed = Bridge._train(
+        crops, tc, BridgeConfig(widths=NARROW), None, None, rem, tmp_path / "k", None
+    )
+    straight = Bridge._train(crops, tc, BridgeConfig(widths=NARROW), None, None, rem)
     for net in ("unet", "insert_unet"):
         for a, b in zip(getattr(resumed, net).parameters(), getattr(straight, net).parameters()):
             assert torch.equal(a, b)

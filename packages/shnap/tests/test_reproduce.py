@@ -37,7 +37,7 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
     """The whole reproduce path (tables, checks, figures) with an exact test editor, tiny
     CNNs and few cases: wiring only, the figures are not the acceptance run."""
     pytest.importorskip("matplotlib")
-    tiny = rep.Sizes(16, 1, 2, 2, 2, 2, 2, 2, 5, 5, 10, 2, 16, 1, 1)
+    tiny = rep.Sizes(16, 1, 2, 2, 2, 2, 2, 2, 5, 5, 10, 2, 16, 1, 1, heldout_cases=40)
     monkeypatch.setattr(rep, "QUICK", tiny)
     monkeypatch.setattr(rep, "_editors", lambda quick, progress: ({"lung-fill": lung_fill}, []))
     monkeypatch.setattr(

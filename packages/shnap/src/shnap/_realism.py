@@ -268,6 +268,7 @@ def removal_study(
     size: int = 32,
     progress: Callable[[int], None] | None = None,
     model: Any = None,
+    batch: int = 32,
 ) -> dict[str, np.ndarray | float]:
     """Item 3's data: ``n`` nodules removed by ``editor`` and ``n`` real crops under the same
     kind of masks.
@@ -286,7 +287,8 @@ def removal_study(
     floor. With a ``model`` (a risk model) also ``f_case``, ``f_edit``, ``f_twin``: its
     logits of each case, of the editor's removal and of the twin removal, so that
     ``|f_edit − f_twin|`` (the editor's error on the model) reads against the nodule effect
-    ``|f_case − f_twin|``.
+    ``|f_case − f_twin|``. ``batch``: about this many removals go to the editor in one
+    ``remove_batch`` call (seeds as above, so the edits do not depend on it).
     """
     from shnap._models import evaluate_model
     from shnap._world import make_phantom
@@ -296,12 +298,47 @@ def removal_study(
     }
     scores: dict[str, list[float]] = {"f_case": [], "f_edit": [], "f_twin": []}
     edited_all, regions = [], []
-    k = skipped = 0
-    while len(out["filled"]) < n or len(out["real"]) < n:
+    # phantoms to edit, removed together in one editor call of about ``batch`` regions (the
+    # editor's noise is keyed by seed, not by batch: the same edits as one call per phantom)
+    pending: list[tuple[Any, list[np.ndarray], int]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        xs = np.concatenate([np.repeat(ph.image[None], len(jobs), 0) for ph, jobs, _ in pending])
+        seeds = [s * 31 + j for _, jobs, s in pending for j in range(len(jobs))]
+        edited_batch = editor.remove_batch(
+            xs, np.concatenate([np.stack(j) for _, j, _ in pending]), seeds
+        )
+        at = 0
+        for ph, jobs, s in pending:
+            edited = edited_batch[at : at + len(jobs)]
+            at += len(jobs)
+            bare = make_phantom(size, n_nodules=0, seed=s).image
+            twins = np.stack([np.where(r, bare, ph.image) for r in jobs])
+            parenchyma = ph.lung_mask & ~ph.vessel_mask
+            for e, tw, r in zip(edited, twins, jobs):
+                for name, vol in (("filled", e), ("twin", tw)):
+                    c, cm = box_crop(vol, r, size=24)
+                    out[name].append(c)
+                    out[f"{name}_m"].append(cm)
+                edited_all.append(e)
+                regions.append(r & parenchyma)
+            if model is not None:
+                f = evaluate_model(model, np.concatenate([ph.image[None], edited, twins]))
+                scores["f_case"] += [float(f[0])] * len(jobs)
+                scores["f_edit"] += [float(v) for v in f[1 : 1 + len(jobs)]]
+                scores["f_twin"] += [float(v) for v in f[1 + len(jobs) :]]
+            if progress is not None:
+                progress(len(jobs))
+        pending.clear()
+
+    k = skipped = n_filled = 0
+    while n_filled < n or len(out["real"]) < n:
         s = int(seed) * 100003 + k
         filled_turn = k % 2 == 0
         k += 1
-        if len(out["filled" if filled_turn else "real"]) >= n:
+        if (n_filled if filled_turn else len(out["real"])) >= n:
             continue
         ph = make_phantom(size, n_nodules=n_nodules, seed=s)
         objects = ph.objects()
@@ -316,28 +353,11 @@ def removal_study(
         if not jobs:
             continue
         if filled_turn:
-            xs = np.repeat(ph.image[None], len(jobs), 0)
-            seeds = [s * 31 + j for j in range(len(jobs))]
-            edited = editor.remove_batch(xs, np.stack(jobs), seeds)
-            bare = make_phantom(size, n_nodules=0, seed=s).image
-            twins = np.stack([np.where(r, bare, ph.image) for r in jobs])
-            take = min(len(jobs), n - len(out["filled"]))
-            parenchyma = ph.lung_mask & ~ph.vessel_mask
-            for e, tw, r in zip(edited[:take], twins[:take], jobs[:take]):
-                for name, vol in (("filled", e), ("twin", tw)):
-                    c, cm = box_crop(vol, r, size=24)
-                    out[name].append(c)
-                    out[f"{name}_m"].append(cm)
-                edited_all.append(e)
-                regions.append(r & parenchyma)
-            if model is not None and take:
-                batch = np.concatenate([ph.image[None], edited[:take], twins[:take]])
-                f = evaluate_model(model, batch)
-                scores["f_case"] += [float(f[0])] * take
-                scores["f_edit"] += [float(v) for v in f[1 : 1 + take]]
-                scores["f_twin"] += [float(v) for v in f[1 + take :]]
-            if progress is not None:
-                progress(len(jobs))
+            jobs = jobs[: n - n_filled]
+            n_filled += len(jobs)
+            pending.append((ph, jobs, s))
+            if sum(len(j) for _, j, _ in pending) >= batch or n_filled >= n:
+                flush()
         else:
             # the same anatomy without nodules: real background under the same masks
             bare = make_phantom(size, n_nodules=0, seed=s).image
@@ -346,6 +366,7 @@ def removal_study(
                     c, cm = box_crop(bare, r, size=24)
                     out["real"].append(c)
                     out["real_m"].append(cm)
+    flush()
     return {
         "real": np.stack(out["real"]),
         "real_masks": np.stack(out["real_m"]),
