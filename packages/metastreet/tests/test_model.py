@@ -93,3 +93,97 @@ def test_contrast_on_layer_or_elu(city):
     assert np.array_equal(c, d)  # no contrast: the setting changes nothing
     with pytest.raises(ValueError, match="contrast_on"):
         MetaStreet(4, contrast_on="logits")
+
+
+def test_bucketed_lstm_equals_packed_sequence():
+    """The length-bucketed LSTM gives the packed sequence's final states and gradients."""
+    import torch
+
+    from metastreet._model import _Net
+
+    torch.manual_seed(0)
+    lengths = torch.tensor([3, 0, 7, 1, 5, 7, 2, 4, 6, 0, 3])
+    seq = torch.randn(len(lengths), 7, 5)
+    seq[torch.arange(7)[None, :] >= lengths[:, None]] = 0.0
+    cfg = dict(hidden=6, d=6, heads=1, head_dim=2, graph="mlp", dropout=0.0, aggregate="lstm")
+    ref = _Net(5, 3, 2, {**cfg, "lstm_buckets": 0})
+    outs, grads = [], []
+    for b in (0, 1, 3, 20):
+        net = _Net(5, 3, 2, {**cfg, "lstm_buckets": b})
+        net.load_state_dict(ref.state_dict())
+        v = net.visual(seq, lengths)
+        v.pow(2).sum().backward()
+        outs.append(v.detach())
+        grads.append(torch.cat([p.grad.ravel() for p in net.lstm.parameters()]))
+    for v, g in zip(outs[1:], grads[1:]):
+        torch.testing.assert_close(v, outs[0], atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(g, grads[0], atol=1e-5, rtol=1e-4)
+    assert torch.equal(outs[0][1], ref.vis_proj(ref.missing))  # no images: the learned fill
+
+
+def test_selected_state_scores_its_validation_f1(city):
+    """Validation reuses the training pass's LSTM output: the kept weights must score the
+    recorded best validation F1 when evaluated afresh."""
+    for w in (1.0, 0.5):
+        m = MetaStreet(4, w=w, **SMALL).fit(city, seed=1)
+        assert m.evaluate(city, "val")["weighted_f1"] == pytest.approx(m.val_f1_, abs=1e-12)
+        assert len(m.history_[w]) == SMALL["epochs"]
+
+
+def test_evaluate_refuses_another_city(city):
+    m = MetaStreet(4, w=1.0, **SMALL).fit(city, seed=0)
+    other = make_city(6, seed=4, images_per_street=(1, 3), split=(0.2, 0.2))
+    with pytest.raises(ValueError, match="city must be the city the model was fitted on"):
+        m.evaluate(other)
+
+
+def test_evaluate_refuses_another_city_after_load(city, tmp_path):
+    m = MetaStreet(4, w=1.0, **SMALL).fit(city, seed=0)
+    m.save(tmp_path / "m.pt")
+    back = MetaStreet.load(tmp_path / "m.pt")
+    assert back.evaluate(city) == m.evaluate(city)
+    other = make_city(6, seed=4, images_per_street=(1, 3), split=(0.2, 0.2))
+    with pytest.raises(ValueError, match="fitted on"):
+        back.evaluate(other)
+
+
+def test_knn_graph_is_directed_with_out_degree_k(city):
+    from metastreet import knn_edges
+
+    pairs = knn_edges(city.coords, 5)
+    assert pairs.shape == (city.n_streets * 5, 2)
+    assert np.all(np.bincount(pairs[:, 0], minlength=city.n_streets) == 5)
+    d = np.linalg.norm(city.coords[:, None] - city.coords[None], axis=-1)
+    np.fill_diagonal(d, np.inf)
+    far = d[pairs[:, 0], pairs[:, 1]]
+    kth = np.sort(d, 1)[:, 4]
+    assert np.all(far <= kth[pairs[:, 0]] + 1e-12)  # every listed street is among the 5 nearest
+    m = MetaStreet(4, w=0.5, adjacency="knn", **SMALL).fit(city, seed=0)
+    ei = m.city_inputs_[3].numpy()
+    assert np.all(np.bincount(ei[1], minlength=city.n_streets) == 6)  # 5 in-edges + self-loop
+    with pytest.raises(ValueError, match="adjacency"):
+        MetaStreet(4, adjacency="delaunay")
+    with pytest.raises(ValueError, match="k must be an integer"):
+        knn_edges(city.coords, 0)
+
+
+def test_random_positives_keep_degree_and_drop_geography(city):
+    import torch
+
+    from metastreet._graph import with_self_loops
+
+    ei = with_self_loops(city.edges, city.n_streets)
+    geo, deg = MetaStreet(4)._positive_matrix(ei, city.n_streets, 0)
+    rnd, deg_r = MetaStreet(4, contrast_positive="random")._positive_matrix(ei, city.n_streets, 0)
+    assert torch.equal(deg, deg_r)
+    g, r = geo.to_dense(), rnd.to_dense()
+    torch.testing.assert_close(r.sum(1), g.sum(1))  # rows average the same number of streets
+    assert torch.equal((r > 0).sum(1), (g > 0).sum(1))
+    assert torch.all(r.diagonal() == 0)
+    overlap = ((r > 0) & (g > 0)).sum() / (g > 0).sum()
+    assert overlap < 0.3  # random streets are rarely the neighbours
+    a = MetaStreet(4, w=0.5, **SMALL).fit(city, seed=0).state_vector()
+    b = MetaStreet(4, w=0.5, contrast_positive="random", **SMALL).fit(city, seed=0).state_vector()
+    assert not np.array_equal(a, b)
+    with pytest.raises(ValueError, match="contrast_positive"):
+        MetaStreet(4, contrast_positive="nearest")

@@ -12,7 +12,7 @@ def test_readme_example_runs():
 
 
 def test_reproduce_rows_tiny(tmp_path, monkeypatch):
-    """Every spec row, on the normal and the shuffled city, at toy sizes (fast)."""
+    """Every row (ablations, controls, label rates, adjacency-only city) at toy sizes (fast)."""
     from metastreet import _reproduce as rep
 
     tiny = {
@@ -20,17 +20,24 @@ def test_reproduce_rows_tiny(tmp_path, monkeypatch):
         "model": {"hidden": 8, "d": 8, "heads": 2, "head_dim": 4, "epochs": 3, "w": "auto",
                   "n_categories": 12},
         "seeds": [0, 1],
+        "ablations": True,
     }  # fmt: skip
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # in-process: the patched settings apply
     monkeypatch.setattr(rep, "_settings", lambda quick: tiny)
     monkeypatch.setattr(rep, "_plot", lambda *a: tmp_path / "none.png")
+    rep._city.cache_clear()
     result = rep.reproduce(True, tmp_path, False)
-    rows = result.tables[0].rows
-    for r in (*rep.VARIANTS, *rep.BASELINES):
-        assert r in rows and f"{r} [shuffled]" in rows
-    assert "proportion-only [adjacency_only]" in rows
+    rep._city.cache_clear()
+    gaps, rows = result.tables[0].rows, result.tables[1].rows
+    for r in (*rep.VARIANTS, *rep.QUICK_ONLY, *rep.BASELINES, *rep.ADJ):
+        assert r in rows
+    for rate in rep.RATES:
+        assert rep._rate_row(rep.FULL, rate) in rows
+        assert rep._rate_row(rep.NO_CONTRAST, rate) in rows
     assert len(result.checks) == 5
-    gaps = result.tables[1].rows["full − no-contrast (≥ 3)"]["points"]
-    assert gaps.se >= 0  # paired over two seeds
+    geo = gaps["geography: full − random positives (one-sided, > 0)"]
+    assert geo["points"].se >= 0 and geo["upper"] is None  # paired over two seeds
+    assert not any("[shuffled]" in r for r in rows)
 
 
 @pytest.mark.slow
@@ -40,4 +47,4 @@ def test_reproduce_quick(tmp_path):
 
     result = EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
     assert (tmp_path / "metastreet_map.png").exists()
-    assert len(result.checks) == 5 and "full" in result.tables[0].rows
+    assert len(result.checks) == 5 and "full" in result.tables[1].rows

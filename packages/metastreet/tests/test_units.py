@@ -246,3 +246,25 @@ def test_minilm_offline(monkeypatch):
     enc = metastreet.MiniLMEncoder()
     out = enc(["a leafy residential street", "a busy commercial road"])
     assert out.shape == (2, 384) and np.all(np.isfinite(out))
+
+
+def test_label_rate_nested_and_disjoint():
+    from metastreet import make_city
+    from metastreet._city import with_label_rate
+
+    city = make_city(12, seed=0, images_per_street=(1, 1))
+    prev = None
+    for rate in (0.01, 0.02, 0.05, 0.10):
+        c = with_label_rate(city, rate, seed=3)
+        tr, va, te = c.mask("train"), c.mask("val"), c.mask("test")
+        assert not np.any(tr & va) and not np.any((tr | va) & te)
+        assert np.array_equal(te, city.mask("test"))  # the test streets never change
+        assert set(np.unique(c.labels[tr])) == set(range(4))
+        assert abs(tr.sum() - rate * city.n_streets) <= 4  # per-class rounding
+        if prev is not None:
+            assert np.all(prev[0] <= tr) and np.array_equal(prev[1], va)
+        prev = (tr, va)
+    with pytest.raises(ValueError, match="rate must lie in"):
+        with_label_rate(city, 0.0)
+    with pytest.raises(ValueError, match="must not exceed"):
+        with_label_rate(city, 0.5)

@@ -7,11 +7,13 @@ import importlib.metadata
 from ._city import CityData as CityData
 from ._city import describe as describe
 from ._city import make_city as make_city
+from ._city import with_label_rate as with_label_rate
 from ._features import adjacency_matrix as adjacency_matrix
 from ._features import image_features as image_features
 from ._features import proportions as proportions
 from ._graph import GATLayer as GATLayer
 from ._graph import info_nce as info_nce
+from ._graph import knn_edges as knn_edges
 from ._graph import morans_i as morans_i
 from ._graph import pseudo_labels as pseudo_labels
 from ._model import MetaStreet as MetaStreet
@@ -38,9 +40,11 @@ __all__ = [
     "encode_texts",
     "image_features",
     "info_nce",
+    "knn_edges",
     "make_city",
     "morans_i",
     "proportions",
     "pseudo_labels",
     "street_features",
+    "with_label_rate",
 ]

@@ -13,13 +13,14 @@ latent over streets before images and texts are drawn, destroying spatial autoco
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CATEGORIES", "CityData", "describe", "make_city"]
+__all__ = ["CATEGORIES", "CityData", "describe", "make_city", "with_label_rate"]
 
 CATEGORIES = (
     "road", "sidewalk", "building", "tree", "grass", "car",
@@ -231,3 +232,52 @@ def _stratified_split(
         train[idx[:a]] = True
         val[idx[a : a + b]] = True
     return {"train": train, "val": val, "test": ~(train | val)}
+
+
+def with_label_rate(
+    city: CityData, rate: float, seed: int = 0, *, val_rate: float = 0.10
+) -> CityData:
+    """``city`` with ``rate`` of its streets labelled for training, for a label-efficiency sweep.
+
+    The labelled pool is the city's train and validation streets; the test streets stay as
+    they are. Per class (stratified), a ``val_rate`` share of all streets becomes the
+    validation set, the same for every ``rate``; the training set is the first ``rate`` share
+    of a fixed permutation of the rest, so the training sets of growing rates are nested.
+    ``rate + val_rate`` may not exceed the pool's share of streets.
+
+    >>> c = make_city(6, seed=0, images_per_street=(1, 1))
+    >>> low, high = with_label_rate(c, 0.05), with_label_rate(c, 0.10)
+    >>> bool(np.all(low.mask("train") <= high.mask("train")))  # nested
+    True
+    """
+    pool = city.mask("train") | city.mask("val")
+    share = pool.mean()
+    if not (isinstance(rate, float | int) and 0.0 < float(rate) < 1.0):
+        raise ValueError(f"rate must lie in (0, 1), got {rate!r}")
+    if not (0.0 < val_rate < 1.0):
+        raise ValueError(f"val_rate must lie in (0, 1), got {val_rate!r}")
+    if rate + val_rate > share + 0.01:  # per-class rounding moves the pool by a few streets
+        raise ValueError(
+            f"rate + val_rate must not exceed the labelled pool's share of streets "
+            f"({share:.3f}), got {rate} + {val_rate}"
+        )
+    rng = np.random.default_rng(seed)
+    train = np.zeros(city.n_streets, bool)
+    val = np.zeros(city.n_streets, bool)
+    for c in np.unique(city.labels[pool]):
+        idx = rng.permutation(np.flatnonzero(pool & (city.labels == c)))
+        n_c = np.sum(city.labels == c)
+        b = min(max(1, round(val_rate * n_c)), idx.size - 1)
+        a = min(max(1, round(rate * n_c)), idx.size - b)
+        val[idx[:b]] = True
+        train[idx[b : b + a]] = True
+    masks = {"train": train, "val": val, "test": city.mask("test").copy()}
+    out = copy.copy(city)
+    out.masks = masks
+    out.__dict__.pop("_feature_cache", None)
+    out.__dict__.pop("_text_cache", None)
+    # features and encoded texts do not read labels: share the parent's caches
+    for key in ("_feature_cache", "_text_cache"):
+        if key in city.__dict__:
+            out.__dict__[key] = city.__dict__[key]
+    return out

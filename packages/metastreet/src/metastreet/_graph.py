@@ -11,7 +11,9 @@ from torch import Tensor, nn
 
 __all__ = [
     "GATLayer",
+    "directed_with_self_loops",
     "info_nce",
+    "knn_edges",
     "morans_i",
     "pseudo_labels",
     "segment_softmax",
@@ -25,6 +27,40 @@ def with_self_loops(edges: NDArray[np.int64], n: int) -> Tensor:
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     e = e[e[:, 0] != e[:, 1]]
     both = np.concatenate([e, e[:, ::-1], np.repeat(np.arange(n)[:, None], 2, 1)])
+    both = np.unique(both, axis=0)
+    return torch.as_tensor(both.T.copy())
+
+
+def knn_edges(coords: ArrayLike, k: int = 5) -> NDArray[np.int64]:
+    """Directed k-nearest-neighbour pairs ``(i, j)``: ``j`` is one of the ``k`` streets nearest
+    to ``i`` (Euclidean distance between segment midpoints ``coords``, ``(n, 2)``; ties broken by
+    index; ``i`` itself excluded). Row ``i`` of the graph has out-degree ``k``: the authors'
+    street graph (k = 5).
+
+    >>> knn_edges(np.array([[0.0, 0], [1, 0], [3, 0], [7, 0]]), k=1)
+    array([[0, 1],
+           [1, 0],
+           [2, 1],
+           [3, 2]])
+    """
+    xy = np.asarray(coords, dtype=np.float64)
+    if xy.ndim != 2 or xy.shape[0] < 2 or not np.all(np.isfinite(xy)):
+        raise ValueError(f"coords must be a finite (n >= 2, d) array, got shape {xy.shape}")
+    n = xy.shape[0]
+    if not (isinstance(k, int | np.integer) and 1 <= k < n):
+        raise ValueError(f"k must be an integer in [1, {n - 1}] (n - 1 other streets), got {k!r}")
+    d2 = ((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(d2, np.inf)
+    nearest = np.argsort(d2, axis=1, kind="stable")[:, :k]
+    return np.stack([np.repeat(np.arange(n), k), nearest.ravel()], 1).astype(np.int64)
+
+
+def directed_with_self_loops(pairs: NDArray[np.int64], n: int) -> Tensor:
+    """``(2, E')`` edge index for directed ``pairs`` ``(i, j)`` ("``j`` is a neighbour of
+    ``i``"): messages flow ``j → i``, so rows = (source ``j``, target ``i``), plus self-loops."""
+    e = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    e = e[e[:, 0] != e[:, 1]]
+    both = np.concatenate([e[:, ::-1], np.repeat(np.arange(n)[:, None], 2, 1)])
     both = np.unique(both, axis=0)
     return torch.as_tensor(both.T.copy())
 
@@ -130,14 +166,19 @@ def morans_i(values: ArrayLike, edges: ArrayLike, *, row_standardise: bool = Tru
 
 
 def pseudo_labels(
-    edges: NDArray[np.int64], y_train: NDArray[np.int64], n_classes: int
+    edges: NDArray[np.int64],
+    y_train: NDArray[np.int64],
+    n_classes: int,
+    *,
+    directed: bool = False,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Contrast anchors and their (pseudo-)labels.
 
     Anchors = labelled training streets (``y_train >= 0``, own label) plus their unlabelled
     1-hop neighbours, whose pseudo-label is the majority label of their labelled training
     neighbours; a tie drops the anchor. ``y_train`` must hold -1 for every street whose label
-    training may not see (validation and test).
+    training may not see (validation and test). ``directed=True`` reads each pair ``(i, j)``
+    as "``j`` is a neighbour of ``i``" only (the k-NN graph); by default pairs are undirected.
 
     >>> y = np.array([0, 1, -1, 1, -1])
     >>> pseudo_labels(np.array([[0, 2], [1, 2], [3, 2], [0, 4], [1, 4]]), y, 2)
@@ -147,7 +188,7 @@ def pseudo_labels(
     n = y.size
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     e = e[e[:, 0] != e[:, 1]]
-    e = np.unique(np.concatenate([e, e[:, ::-1]]), axis=0)
+    e = np.unique(e if directed else np.concatenate([e, e[:, ::-1]]), axis=0)
     votes = np.zeros((n, n_classes), dtype=np.int64)
     lab = y[e[:, 1]] >= 0
     np.add.at(votes, (e[lab, 0], y[e[lab, 1]]), 1)

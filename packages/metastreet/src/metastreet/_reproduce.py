@@ -1,19 +1,29 @@
-"""``python -m metastreet reproduce [--quick]``: MetaStreet vs ablations on the synthetic city.
+"""``python -m metastreet reproduce [--quick]``: MetaStreet vs controls on the synthetic city.
 
-Rows (weighted F1 etc., mean ± s.e. over seeds, a fresh city per seed): full model, − contrast
-(w = 1), − contrast with the full model's selection budget (w = 1, best of 3 restarts on
-validation: ``w="auto"`` picks the best of 3 candidates, which alone can raise test F1), − graph (MLP instead of GAT), − text (visual only), − image (text only),
-proportion-only image vectors, GCN for GAT, LabelSpreading, logistic regression on fused
-features; every row on the normal and on the spatially shuffled city (the falsification); the
-adjacency-only city (adjacency-aware vs proportion-only image vectors). Gaps are paired over
-seeds (same city, same seed) and reported as mean ± s.e. in weighted-F1 points (x100).
-Quick mode: 14x14 grid, 2-5 images per street, narrow network (32-D, 4x16 heads), 60 epochs,
-w chosen on validation, hashing text, 2 seeds. Full: the paper's sizes, w chosen on validation,
-MiniLM text when installed, 5 seeds, training on CUDA when available.
+What it measures (a fresh city per seed; paired gaps in weighted-F1 points x100, mean ± s.e.
+over seeds):
+
+- **Geography** (the paper's claim): the full model against the same model whose contrast
+  positive is the mean of as many *random* streets as the anchor has neighbours
+  (``contrast_positive="random"``), everything else unchanged.
+- **Label efficiency**: full vs no contrast (``w = 1``) at 1, 2, 5 and 10 % labelled streets
+  (nested training sets, one validation set of 10 % of the streets, the same 80 % test set).
+- **Ablations** on the default split (5 % train, 15 % validation): − contrast, − contrast with
+  the full model's selection budget (best of 3 restarts on validation, as ``w="auto"`` picks
+  the best of 3 candidates), − graph (MLP), the authors' directed 5-NN graph for intersection
+  adjacency, LabelSpreading and logistic regression on the fused features; in quick mode also
+  − text, − image, proportion-only image vectors and GCN for GAT.
+- **Adjacency-only city**: adjacency-aware vs proportion-only image vectors.
+
+Independent fits run in worker processes, one thread each (as many as cores).
+Quick: 20x20 grid (760 streets), 2-5 images per street, narrow network (32-D, 4x16 heads),
+60 epochs, hashing text, 4 seeds. Full: the paper's sizes (32x32, 5-20 images, 256-D, 8x64
+heads, 200 epochs, MiniLM text when installed), 10 seeds, about 14 fits per seed.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -24,37 +34,40 @@ from icml26_shared.experiment import (
     Experiment,
     ExperimentResult,
     ResultTable,
-    progress,
+    cpu_share,
+    parallel_map,
     require_matplotlib,
     save_figure,
 )
 
-from ._city import make_city
+from ._city import make_city, with_label_rate
 from ._graph import morans_i
 from ._model import MetaStreet, classification_metrics, street_features
 from ._text import HashingEncoder, encode_texts
 from .baselines import label_spreading, logistic_fused
 
 COLS = ["accuracy", "weighted_f1", "macro_f1", "mrr"]
+RATES = (0.01, 0.02, 0.05, 0.10)
 
 
 def _settings(quick: bool) -> dict[str, Any]:
     if quick:
         return {
-            "city": {"n_side": 14, "images_per_street": (2, 5)},
+            "city": {"n_side": 20, "images_per_street": (2, 5)},
             "model": {"hidden": 32, "d": 32, "heads": 4, "head_dim": 16, "epochs": 60, "w": "auto",
                       "n_categories": 12},
-            "seeds": [0, 1],
+            "seeds": [0, 1, 2, 3],
+            "ablations": True,
         }  # fmt: skip
     return {
         "city": {"n_side": 32},
-        # training on a GPU when one is visible (the full sizes were never run on the CPU)
         "model": {
             "w": "auto",
             "n_categories": 12,
             "device": "cuda" if torch.cuda.is_available() else "cpu",
         },
-        "seeds": list(range(5)),
+        "seeds": list(range(10)),
+        "ablations": False,
     }
 
 
@@ -69,18 +82,85 @@ def _encoder(quick: bool) -> Any:
         return HashingEncoder(64)
 
 
+FULL = "full"
+NO_CONTRAST = "− contrast (w=1)"
+MATCHED = "− contrast (w=1), best of 3 restarts"
+RANDOM = "random positives (degree-matched)"
 VARIANTS = {
-    "full": {},
-    "− contrast (w=1)": {"w": 1.0},
-    "− contrast (w=1), best of 3 restarts": {"w": 1.0, "restarts": 3},
+    FULL: {},
+    NO_CONTRAST: {"w": 1.0},
+    MATCHED: {"w": 1.0, "restarts": 3},
+    RANDOM: {"contrast_positive": "random"},
+    "directed 5-NN graph": {"adjacency": "knn", "k_neighbors": 5},
     "− graph (MLP)": {"graph": "mlp"},
+}
+QUICK_ONLY = {
     "− text (visual only)": {"modalities": "visual"},
     "− image (text only)": {"modalities": "text"},
     "proportion-only images": {"use_adjacency": False},
     "GCN for GAT": {"graph": "gcn"},
 }
 BASELINES = ("LabelSpreading", "LogReg (fused features)")
-KINDS = ("normal", "shuffled")
+ADJ = ("adjacency-aware images [adjacency_only]", "proportion-only [adjacency_only]")
+
+
+def _rate_row(variant: str, rate: float) -> str:
+    return f"{variant} @ {100 * rate:g}% labels"
+
+
+@functools.lru_cache(maxsize=4)
+def _city(quick: bool, kind: str, seed: int) -> Any:
+    cfg = _settings(quick)
+    return make_city(**cfg["city"], signal=kind, seed=seed)
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_encoder(quick: bool) -> Any:
+    return _encoder(quick)
+
+
+def _job(quick: bool, item: tuple[int, str, float | None]) -> dict[str, Any]:
+    """One fit (or baseline) of the table: ``(seed, row, rate)``; returns its metrics."""
+    seed, row, rate = item
+    cfg = _settings(quick)
+    enc = _cached_encoder(quick)
+    kind = "adjacency_only" if row in ADJ else "both"
+    city = _city(quick, kind, seed)
+    if rate is not None:
+        city = with_label_rate(city, rate, seed)
+    test = city.mask("test")
+    out: dict[str, Any] = {"seed": seed, "row": row, "rate": rate}
+    if row == "LabelSpreading":
+        out["metrics"] = classification_metrics(city.labels[test], label_spreading(city)[test])
+        return out
+    if row in BASELINES:
+        seq, lengths = street_features(city, cfg["model"]["n_categories"])
+        txt = encode_texts(enc, list(city.texts or []))
+        logits = logistic_fused(city, seq.numpy(), lengths.numpy(), txt, 4)
+        out["metrics"] = classification_metrics(city.labels[test], logits[test])
+        return out
+    if row in ADJ:
+        extra = {"modalities": "visual", "use_adjacency": row == ADJ[0]}
+    else:
+        base = row.split(" @ ")[0]
+        extra = dict({**VARIANTS, **QUICK_ONLY}[base])
+    model = MetaStreet(4, text_encoder=enc, **{**cfg["model"], **extra})
+    model.fit(city, seed=seed)
+    out["metrics"] = model.evaluate(city)
+    if row == FULL and rate is None:
+        out["pred"] = model.predict()
+        out["quick"] = quick
+        out["moran"] = morans_i(city.labels.astype(float), city.edges)
+    return out
+
+
+def _items(cfg: dict[str, Any]) -> list[tuple[int, str, float | None]]:
+    rows = [*VARIANTS, *(QUICK_ONLY if cfg["ablations"] else {}), *BASELINES, *ADJ]
+    items: list[tuple[int, str, float | None]] = []
+    for seed in cfg["seeds"]:
+        items += [(seed, r, None) for r in rows]
+        items += [(seed, _rate_row(v, r), r) for r in RATES for v in (FULL, NO_CONTRAST)]
+    return items
 
 
 def reproduce(quick: bool, out_dir: Path, progress_bar: bool) -> ExperimentResult:
@@ -92,61 +172,31 @@ def reproduce(quick: bool, out_dir: Path, progress_bar: bool) -> ExperimentResul
         torch.set_num_threads(old)
 
 
+def _gap_interval(d: np.ndarray, z: float) -> tuple[float, float]:
+    se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("inf")
+    return float(d.mean() - z * se), float(d.mean() + z * se)
+
+
 def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
     cfg = _settings(quick)
-    enc = _encoder(quick)
-    scores: dict[str, dict[str, list[float]]] = {}
-    morans: dict[str, list[float]] = {"normal": [], "shuffled": []}
-    example: dict[str, Any] = {}
-
-    def record(row: str, res: dict[str, float]) -> None:
-        for k in COLS:
-            scores.setdefault(row, {c: [] for c in COLS})[k].append(res[k])
-
-    jobs = [(k, v) for k in KINDS for v in (*VARIANTS, *BASELINES)]
-    jobs += [("adjacency_only", "adjacency-aware images"), ("adjacency_only", "proportion-only")]
-    total = len(jobs) * len(cfg["seeds"])
-    bar = progress(
-        ((s, j) for s in cfg["seeds"] for j in jobs), enabled=show, total=total, desc="fits"
+    items = _items(cfg)
+    workers = cpu_share()
+    recs = parallel_map(
+        functools.partial(_job, quick), items, workers=workers, progress_bar=show, desc="fits"
     )
-    cities: dict[tuple[str, int], Any] = {}
-    for seed, (kind, variant) in bar:
-        key = (kind, seed)
-        if key not in cities:
-            cities[key] = make_city(
-                **cfg["city"],
-                signal="adjacency_only" if kind == "adjacency_only" else "both",
-                shuffle_space=kind == "shuffled",
-                seed=seed,
-            )
-            if kind in morans:
-                c = cities[key]
-                morans[kind].append(morans_i(c.labels.astype(float), c.edges))
-        city = cities[key]
-        row = f"{variant} [{kind}]" if kind != "normal" else variant
-        test = city.mask("test")
-        if variant == "LabelSpreading":
-            res = classification_metrics(city.labels[test], label_spreading(city)[test])
-        elif variant in BASELINES:
-            seq, lengths = street_features(city, cfg["model"]["n_categories"])
-            txt = encode_texts(enc, list(city.texts or []))
-            scores_lr = logistic_fused(city, seq.numpy(), lengths.numpy(), txt, 4)
-            res = classification_metrics(city.labels[test], scores_lr[test])
-        else:
-            extra = dict(VARIANTS.get(variant, {}))
-            if kind == "adjacency_only":
-                extra = {"modalities": "visual", "use_adjacency": variant != "proportion-only"}
-            model = MetaStreet(4, text_encoder=enc, **{**cfg["model"], **extra})
-            model.fit(city, seed=seed)
-            res = model.evaluate(city)
-            if kind == "normal" and variant == "full" and "pred" not in example:
-                example = {"city": city, "pred": model.predict()}
-        record(row, res)
+    scores: dict[str, dict[str, list[float]]] = {}
+    for rec in sorted(recs, key=lambda r: r["seed"]):
+        for k in COLS:
+            scores.setdefault(rec["row"], {c: [] for c in COLS})[k].append(rec["metrics"][k])
+    example = next(r for r in recs if "pred" in r)
+    morans = [r["moran"] for r in sorted(recs, key=lambda r: r["seed"]) if "moran" in r]
 
     table = ResultTable(
         "Synthetic city, test split (80 %), mean ± s.e. over seeds",
         COLS,
-        note=f"{'quick' if quick else 'full'} settings; chance weighted F1 ≈ 0.25",
+        note=f"{'quick' if quick else 'full'} settings, {len(cfg['seeds'])} seeds; default "
+        "split 5 % train / 15 % validation; '@ r% labels': r % of the streets labelled for "
+        "training, 10 % for validation; chance weighted F1 ≈ 0.25",
     )
     for row, vals in scores.items():
         table.add_row(row, **{c: vals[c] for c in COLS})
@@ -155,46 +205,59 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
     def gap(a: str, b: str) -> np.ndarray:
         return 100 * (f1[a] - f1[b])  # paired: same city and seed
 
-    d_con = gap("full", "− contrast (w=1)")
-    d_gra = gap("full", "− graph (MLP)")
-    d_shuf = gap("full [shuffled]", "− contrast (w=1) [shuffled]")
-    matched = "− contrast (w=1), best of 3 restarts"
-    d_adj = gap("adjacency-aware images [adjacency_only]", "proportion-only [adjacency_only]")
+    d_geo = gap(FULL, RANDOM)
+    d_gra = gap(FULL, "− graph (MLP)")
+    d_adj = gap(*ADJ)
+    d_rate = {r: gap(_rate_row(FULL, r), _rate_row(NO_CONTRAST, r)) for r in RATES}
     gains = ResultTable(
-        "Acceptance gaps (weighted-F1 points x100, paired mean ± s.e. over seeds)",
-        ["points", "bar"],
+        "Gaps (weighted-F1 points x100, paired over seeds: mean ± s.e.; 95 % interval)",
+        ["points", "lower", "upper", "bar"],
     )
-    gains.add_row("full − no-contrast (≥ 3)", points=d_con, bar=3.0)
-    gains.add_row("full − no-graph (≥ 3)", points=d_gra, bar=3.0)
-    gains.add_row("shuffled: full − no-contrast (≤ 1)", points=d_shuf, bar=1.0)
-    gains.add_row("adjacency-only city: adjacency − proportions (≥ 2)", points=d_adj, bar=2.0)
-    gains.add_row("matched selection: full − no-contrast (best of 3)", points=gap("full", matched))
-    gains.add_row(
-        "matched selection, shuffled: full − no-contrast (best of 3)",
-        points=gap("full [shuffled]", f"{matched} [shuffled]"),
+
+    def add(name: str, d: np.ndarray, bar: float | None = None, one_sided: bool = False) -> None:
+        lo, hi = _gap_interval(d, 1.645 if one_sided else 1.96)
+        cells: dict[str, Any] = {"points": d, "lower": lo, "upper": None if one_sided else hi}
+        if bar is not None:
+            cells["bar"] = bar
+        gains.add_row(name, **cells)
+
+    add("geography: full − random positives (one-sided, > 0)", d_geo, 0.0, one_sided=True)
+    for r in RATES:
+        add(f"contrast at {100 * r:g}% labels: full − no-contrast", d_rate[r])
+    add("default split: full − no-contrast", gap(FULL, NO_CONTRAST))
+    add("default split: full − no-contrast (best of 3 restarts)", gap(FULL, MATCHED))
+    add("full − no-graph (≥ 3)", d_gra, 3.0)
+    add("full (intersection graph) − directed 5-NN graph", gap(FULL, "directed 5-NN graph"))
+    add("adjacency-only city: adjacency − proportions (≥ 2)", d_adj, 2.0)
+    gains.add_row("Moran's I of labels", points=morans, bar=0.3)
+
+    lowest = min(RATES)
+    low_gain = float(np.mean([d_rate[r].mean() for r in RATES if r <= 0.02]))
+    result = ExperimentResult("metastreet", "MetaStreet vs controls on the synthetic city")
+    result.tables += [gains, table]
+    geo_lo = _gap_interval(d_geo, 1.645)[0]
+    low_lo = _gap_interval(d_rate[lowest], 1.96)[0]
+    result.checks["a: geographic − random positives > 0 (one-sided 95 % interval)"] = bool(
+        geo_lo > 0
     )
-    gains.add_row(
-        "normal city: full − proportion-only images", points=gap("full", "proportion-only images")
+    result.checks[
+        f"b: contrast gain > 0 at {100 * lowest:g}% labels (95 % interval) and larger at 1-2 % "
+        "than at 10 %"
+    ] = bool(low_lo > 0 and low_gain > d_rate[0.10].mean())
+    result.checks["c: full beats − graph by ≥ 3 wF1 points"] = bool(d_gra.mean() >= 3)
+    result.checks["c: adjacency beats proportions by ≥ 2 points (adjacency-only city)"] = bool(
+        d_adj.mean() >= 2
     )
-    gains.add_row("normal city: full − GCN for GAT", points=gap("full", "GCN for GAT"))
-    gains.add_row(
-        "shuffled: full − no-graph", points=gap("full [shuffled]", "− graph (MLP) [shuffled]")
-    )
-    gains.add_row("Moran's I of labels, normal", points=morans["normal"], bar=0.3)
-    gains.add_row("Moran's I of labels, shuffled", points=morans["shuffled"])
-    result = ExperimentResult("metastreet", "MetaStreet vs ablations on the synthetic city")
-    result.tables += [table, gains]
-    m_con, m_gra, m_shuf, m_adj = (float(d.mean()) for d in (d_con, d_gra, d_shuf, d_adj))
-    result.checks["1a: full beats − contrast by ≥ 3 wF1 points"] = bool(m_con >= 3)
-    result.checks["1b: full beats − graph by ≥ 3 wF1 points"] = bool(m_gra >= 3)
-    result.checks["2: shuffled-city contrastive gain ≤ 1 point"] = bool(m_shuf <= 1)
-    result.checks["3: adjacency beats proportions by ≥ 2 points (adjacency-only city)"] = bool(
-        m_adj >= 2
-    )
-    result.checks["city: Moran's I of labels ≥ 0.3"] = bool(np.mean(morans["normal"]) >= 0.3)
+    result.checks["city: Moran's I of labels ≥ 0.3"] = bool(np.mean(morans) >= 0.3)
     result.headline = (
-        f"full wF1 {f1['full'].mean():.3f}; +{m_con:.1f} pts over − contrast, +{m_gra:.1f} over "
-        f"− graph; shuffled contrast gain {m_shuf:.1f}; adjacency gain {m_adj:.1f}"
+        f"full wF1 {f1[FULL].mean():.3f}; geography (vs random positives) "
+        f"{d_geo.mean():+.1f} pts; contrast gain {d_rate[lowest].mean():+.1f} pts at "
+        f"{100 * lowest:g}% labels, {d_rate[0.10].mean():+.1f} at 10%; "
+        f"graph {d_gra.mean():+.1f}; adjacency {d_adj.mean():+.1f}"
+    )
+    result.notes.append(
+        f"{len(items)} fits in {workers} worker process(es), one thread each; model selection "
+        "(w, epoch) on validation only."
     )
     try:
         result.figures.append(_plot(example, f1, out_dir))
@@ -207,26 +270,29 @@ def _plot(example: dict[str, Any], f1: dict[str, np.ndarray], out_dir: Path) -> 
     plt = require_matplotlib("plot", "metastreet")
     from matplotlib.collections import LineCollection
 
-    city, pred = example["city"], example["pred"]
+    city = _city(example["quick"], "both", example["seed"]) if "quick" in example else None
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.5))
     cmap = plt.get_cmap("viridis", 4)
-    for ax, vals, title in ((axes[0], city.labels, "true class"), (axes[1], pred, "predicted")):
-        lc = LineCollection(city.segments, colors=cmap(vals), linewidths=2.5)
-        ax.add_collection(lc)
-        ax.autoscale()
-        ax.set_aspect("equal")
-        ax.set_title(title)
-        ax.axis("off")
-    rows = [r for r in (*VARIANTS, *BASELINES) if r in f1 and f"{r} [shuffled]" in f1]
-    normal = [f1[r].mean() for r in rows]
-    shuf = [f1[f"{r} [shuffled]"].mean() for r in rows]
-    y = np.arange(len(rows))
-    axes[2].barh(y - 0.2, normal, 0.4, label="normal city")
-    axes[2].barh(y + 0.2, shuf, 0.4, label="shuffled city")
-    axes[2].set_yticks(y, rows)
-    axes[2].invert_yaxis()
-    axes[2].axvline(0.25, color="grey", lw=0.8, ls="--")
-    axes[2].set_xlabel("weighted F1 (test); dashed = chance")
+    if city is not None:
+        panels = ((axes[0], city.labels, "true class"), (axes[1], example["pred"], "predicted"))
+        for ax, vals, title in panels:
+            lc = LineCollection(city.segments, colors=cmap(vals), linewidths=2.5)
+            ax.add_collection(lc)
+            ax.autoscale()
+            ax.set_aspect("equal")
+            ax.set_title(title)
+            ax.axis("off")
+    x = 100 * np.asarray(RATES)
+    for v, style in ((FULL, "o-"), (NO_CONTRAST, "s--"), (RANDOM, "^:")):
+        rows = [_rate_row(v, r) for r in RATES]
+        if all(r in f1 for r in rows):
+            m = [f1[r].mean() for r in rows]
+            se = [f1[r].std(ddof=1) / np.sqrt(f1[r].size) if f1[r].size > 1 else 0 for r in rows]
+            axes[2].errorbar(x, m, yerr=se, fmt=style, capsize=3, label=v)
+    axes[2].set_xscale("log")
+    axes[2].set_xticks(x, [f"{v:g}%" for v in x])
+    axes[2].axhline(0.25, color="grey", lw=0.8, ls="--")
+    axes[2].set(xlabel="labelled streets", ylabel="weighted F1 (test); dashed = chance")
     axes[2].legend(loc="lower right")
     fig.tight_layout()
     return save_figure(fig, out_dir / "metastreet_map.png")
@@ -234,6 +300,6 @@ def _plot(example: dict[str, Any], f1: dict[str, np.ndarray], out_dir: Path) -> 
 
 EXPERIMENT = Experiment(
     "metastreet",
-    "MetaStreet vs − contrast / − graph / − text / − image on a synthetic city",
+    "MetaStreet: geography-aware contrast vs random positives, label efficiency, ablations",
     reproduce,
 )
