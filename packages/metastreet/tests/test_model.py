@@ -187,3 +187,14 @@ def test_random_positives_keep_degree_and_drop_geography(city):
     assert not np.array_equal(a, b)
     with pytest.raises(ValueError, match="contrast_positive"):
         MetaStreet(4, contrast_positive="nearest")
+
+
+def test_shared_lstm_pass_scores_like_a_separate_validation_pass(city):
+    """Scoring validation on the training pass's LSTM output changes no number: the same
+    validation history and weights as re-running the whole network after each step."""
+    new = MetaStreet(4, w=0.5, **SMALL).fit(city, seed=3)
+    old = MetaStreet(4, w=0.5, **SMALL)
+    old._separate_validation_pass = True
+    old.fit(city, seed=3)
+    assert new.history_ == old.history_
+    np.testing.assert_array_equal(new.state_vector(), old.state_vector())

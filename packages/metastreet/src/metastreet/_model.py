@@ -412,10 +412,11 @@ class MetaStreet:
                     best, best_state = f1, copy.deepcopy(net.state_dict())
 
             show = sys.stderr.isatty() if self.progress is None else bool(self.progress)
+            legacy = getattr(self, "_separate_validation_pass", False)  # benchmarks only
             for epoch in progress(range(self.epochs), enabled=show, desc=f"w={w}"):
                 net.train()
                 vis = net.visual(seq, lengths) if net.uses_images() else None
-                if epoch > 0:  # the weights after `epoch` steps
+                if epoch > 0 and not legacy:  # the weights after `epoch` steps
                     net.eval()
                     with torch.no_grad():
                         score(net.head(None if vis is None else vis.detach(), txt, ei)[0])
@@ -432,6 +433,10 @@ class MetaStreet:
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+                if legacy and epoch < self.epochs - 1:  # 0.2's separate validation pass
+                    net.eval()
+                    with torch.no_grad():
+                        score(net(seq, lengths, txt, ei)[0])
             net.eval()
             with torch.no_grad():
                 score(net(seq, lengths, txt, ei)[0])
