@@ -10,12 +10,14 @@ import gse_flow as g
 
 EXPECTED = [
     "EGNN",
+    "PRIOR_NOISES",
     "PROTOCOLS",
     "SOLVERS",
     "EquivariantGNN",
     "GSEFlow",
     "Graph",
     "HistoryCache",
+    "NoiseFit",
     "Protocol",
     "TrainResult",
     "Windows",
@@ -23,6 +25,7 @@ EXPECTED = [
     "cfm_loss",
     "check_equivariance",
     "constant_velocity",
+    "correlate_noise",
     "count_parameters",
     "data_mesh",
     "energy_score",
@@ -30,6 +33,7 @@ EXPECTED = [
     "evaluate",
     "flow_config",
     "flow_matching_loss",
+    "fit_noise",
     "fully_connected_edges",
     "integrate",
     "lj13_trajectory",
@@ -42,6 +46,8 @@ EXPECTED = [
     "mse_loss",
     "nbody_windows",
     "noise_pass_through",
+    "noisy_samples",
+    "out_of_fold",
     "parse_amc",
     "parse_asf",
     "predict",
@@ -56,6 +62,7 @@ EXPECTED = [
     "train",
     "train_step",
     "trajectory_windows",
+    "window_scores",
 ]
 
 

@@ -9,8 +9,11 @@ from importlib import metadata as _metadata
 
 from ._baselines import EGNN as EGNN
 from ._baselines import EquivariantGNN as EquivariantGNN
+from ._baselines import NoiseFit as NoiseFit
 from ._baselines import constant_velocity as constant_velocity
 from ._baselines import count_parameters as count_parameters
+from ._baselines import fit_noise as fit_noise
+from ._baselines import noisy_samples as noisy_samples
 from ._data import PROTOCOLS as PROTOCOLS
 from ._data import Protocol as Protocol
 from ._data import Windows as Windows
@@ -25,6 +28,7 @@ from ._evaluate import check_equivariance as check_equivariance
 from ._evaluate import energy_score as energy_score
 from ._evaluate import evaluate as evaluate
 from ._evaluate import spread_skill as spread_skill
+from ._evaluate import window_scores as window_scores
 from ._flow import SOLVERS as SOLVERS
 from ._flow import centered_noise as centered_noise
 from ._flow import cfm_loss as cfm_loss
@@ -34,6 +38,7 @@ from ._flow import flow_matching_loss as flow_matching_loss
 from ._flow import integrate as integrate
 from ._flow import mse_loss as mse_loss
 from ._flow import noise_pass_through as noise_pass_through
+from ._flow import out_of_fold as out_of_fold
 from ._flow import prior_scale as prior_scale
 from ._flow import sample as sample
 from ._flow import sample_from_noise as sample_from_noise
@@ -46,8 +51,10 @@ from ._loaders import load_mocap as load_mocap
 from ._loaders import mocap_positions as mocap_positions
 from ._loaders import parse_amc as parse_amc
 from ._loaders import parse_asf as parse_asf
+from ._model import PRIOR_NOISES as PRIOR_NOISES
 from ._model import GSEFlow as GSEFlow
 from ._model import HistoryCache as HistoryCache
+from ._model import correlate_noise as correlate_noise
 from ._train import TrainResult as TrainResult
 from ._train import data_mesh as data_mesh
 from ._train import predict as predict
@@ -57,12 +64,14 @@ from ._train import train_step as train_step
 
 __all__ = [
     "EGNN",
+    "PRIOR_NOISES",
     "PROTOCOLS",
     "SOLVERS",
     "EquivariantGNN",
     "GSEFlow",
     "Graph",
     "HistoryCache",
+    "NoiseFit",
     "Protocol",
     "TrainResult",
     "Windows",
@@ -70,11 +79,13 @@ __all__ = [
     "cfm_loss",
     "check_equivariance",
     "constant_velocity",
+    "correlate_noise",
     "count_parameters",
     "data_mesh",
     "energy_score",
     "enhance",
     "evaluate",
+    "fit_noise",
     "flow_config",
     "flow_matching_loss",
     "fully_connected_edges",
@@ -89,6 +100,8 @@ __all__ = [
     "mse_loss",
     "nbody_windows",
     "noise_pass_through",
+    "noisy_samples",
+    "out_of_fold",
     "parse_amc",
     "parse_asf",
     "predict",
@@ -103,5 +116,6 @@ __all__ = [
     "train",
     "train_step",
     "trajectory_windows",
+    "window_scores",
 ]
 __version__ = _metadata.version("gse-flow")

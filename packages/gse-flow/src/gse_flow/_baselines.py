@@ -15,23 +15,39 @@
   (initialised to constant velocity) and ``x̂_{H+f} = x_H + V_{i,f}``.
 * :class:`EquivariantGNN`: the GSE-Flow network without the flow: ``x̂ = μ + v_θ(μ, τ=0 | history)``
   with μ the prior mean, trained by MSE on x1; it isolates what the generative part adds.
+* :func:`fit_noise` / :func:`noisy_samples`: any deterministic prediction turned into K samples
+  by Gaussian noise with one scale per future frame and node, ``x̂ + s·r_{f,n}·ε̃`` (``r`` the
+  RMS residual on validation windows, ε̃ white or random-walk noise along time), the multiplier
+  ``s`` and the noise structure chosen by the energy score on those validation windows: the
+  K-matched baselines a generative model is compared with.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from icml26_shared.checks import check_finite_array, check_positive_int
+from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 
+from ._evaluate import energy_score
 from ._layers import Graph, fast_init, masked_mean, safe_norm
-from ._model import GSEFlow, check_key
+from ._model import PRIOR_NOISES, GSEFlow, check_key, correlate_noise
 
-__all__ = ["EGNN", "EquivariantGNN", "constant_velocity", "count_parameters"]
+__all__ = [
+    "EGNN",
+    "EquivariantGNN",
+    "NoiseFit",
+    "constant_velocity",
+    "count_parameters",
+    "fit_noise",
+    "noisy_samples",
+]
+
+NOISE_MULTIPLIERS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5)
 
 
 def constant_velocity(history: Any, n_future: int) -> np.ndarray:
@@ -188,3 +204,84 @@ class EquivariantGNN(eqx.Module):
         """Future ``(F, N, 3)`` of one window."""
         mu = self.net.prior_mean(history)
         return mu + self.net(mu, jnp.zeros((), history.dtype), history, node_attr, graph)
+
+
+class NoiseFit(NamedTuple):
+    """Gaussian noise around a deterministic predictor, chosen on validation windows.
+
+    Attributes:
+        scale: ``(F, N)`` noise standard deviation per future frame and node (per coordinate).
+        structure: ``"white"`` or ``"walk"`` (:func:`gse_flow.correlate_noise`).
+        multiplier: the chosen factor on the validation residual RMS.
+        energy: validation energy score of the chosen noise.
+    """
+
+    scale: np.ndarray
+    structure: str
+    multiplier: float
+    energy: float
+
+
+def noisy_samples(pred: Any, noise: NoiseFit, key: jax.Array, k: int = 5) -> np.ndarray:
+    """``k`` samples ``(B, k, F, N, 3)`` of ``pred`` ``(B, F, N, 3)`` plus ``noise``."""
+    check_key(key)
+    k = check_positive_int(k, "k")
+    p = check_finite_array(pred, "pred", ndim=4)
+    if p.shape[1:3] != noise.scale.shape:
+        raise ValueError(
+            f"pred must have shape (B, {noise.scale.shape[0]}, {noise.scale.shape[1]}, 3) "
+            f"to match the noise scale, got {p.shape}"
+        )
+    eps = jax.random.normal(key, (p.shape[0], k, *p.shape[1:]), jnp.float32)
+    eps = np.asarray(correlate_noise(eps, noise.structure))
+    return (p[:, None] + noise.scale[None, None, :, :, None] * eps).astype(np.float32)
+
+
+def fit_noise(
+    pred: Any,
+    future: Any,
+    *,
+    key: jax.Array,
+    k: int = 5,
+    multipliers: tuple[float, ...] = NOISE_MULTIPLIERS,
+    structures: tuple[str, ...] = PRIOR_NOISES,
+) -> NoiseFit:
+    """Choose Gaussian noise for a deterministic predictor on validation windows.
+
+    ``r_{f,n}`` is the RMS residual ``future − pred`` per future frame and node (over windows
+    and coordinates); every ``(structure, s)`` pair of ``structures × multipliers`` is scored
+    by the energy score of ``k`` samples ``pred + s·r·ε̃`` on the same windows (one fixed
+    noise draw, so the comparison is paired) and the lowest wins.
+
+    Args:
+        pred: ``(B, F, N, 3)`` the predictor's validation output.
+        future: ``(B, F, N, 3)`` the validation targets.
+        key: PRNG key for the noise draw.
+        k: samples per window K (the K of the comparison).
+        multipliers: candidate factors ``s`` (positive).
+        structures: candidate noise structures, among ``"white"`` and ``"walk"``.
+
+    Returns:
+        :class:`NoiseFit`.
+    """
+    check_key(key)
+    k = check_positive_int(k, "k")
+    p = check_finite_array(pred, "pred", ndim=4)
+    y = check_finite_array(future, "future", ndim=4)
+    if p.shape != y.shape:
+        raise ValueError(f"pred must have the shape of future {y.shape}, got {p.shape}")
+    if not multipliers or any(not (np.isfinite(m) and m > 0) for m in multipliers):
+        raise ValueError(f"multipliers must be positive finite numbers, got {multipliers!r}")
+    if not structures:
+        raise ValueError("structures must name at least one of 'white', 'walk', got none")
+    for st in structures:
+        check_choice(st, "structures", PRIOR_NOISES)
+    rms = np.sqrt(np.mean((y - p) ** 2, axis=(0, 3)))  # (F, N)
+    best = None
+    for st in structures:
+        for m in multipliers:
+            fit = NoiseFit(m * rms, st, float(m), float("nan"))
+            es = energy_score(noisy_samples(p, fit, key, k), y)
+            if best is None or es < best.energy:
+                best = fit._replace(energy=es)
+    return best

@@ -25,7 +25,7 @@ from icml26_shared.checks import check_choice, check_finite_array, check_positiv
 
 from ._model import check_key
 
-__all__ = ["check_equivariance", "energy_score", "evaluate", "spread_skill"]
+__all__ = ["check_equivariance", "energy_score", "evaluate", "spread_skill", "window_scores"]
 
 
 def _samples_target(samples: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -54,16 +54,34 @@ def evaluate(samples: Any, target: Any) -> dict[str, float]:
     }
 
 
-def energy_score(samples: Any, target: Any) -> float:
-    """Mean energy score ``E‖X − y‖ − ½ E‖X − X'‖`` (Frobenius norm over frames and nodes)."""
+def window_scores(samples: Any, target: Any) -> dict[str, np.ndarray]:
+    """Per-window scores ``(B,)`` of ``samples`` ``(B, K, F, N, 3)`` against ``target``:
+    ``min_ade``, ``min_fde`` (best of K), ``ade`` (mean over K) and ``energy``
+    (``E‖X − y‖ − ½ E‖X − X'‖``, Frobenius norm over frames and nodes, the unbiased
+    ``K(K − 1)`` pair average). Their means are :func:`evaluate`'s and :func:`energy_score`'s;
+    per window they give paired differences between methods on the same windows."""
     s, t = _samples_target(samples, target)
     B, K = s.shape[:2]
-    flat = s.reshape(B, K, -1)
-    y = t.reshape(B, 1, -1)
+    d = np.linalg.norm(s - t[:, None], axis=-1)  # (B, K, F, N)
+    ade_k = d.mean(axis=(2, 3))
+    fde_k = d[:, :, -1].mean(axis=-1)
+    flat = s.reshape(B, K, -1).astype(np.float64)
+    y = t.reshape(B, 1, -1).astype(np.float64)
     skill = np.linalg.norm(flat - y, axis=-1).mean(axis=1)
     pair = np.linalg.norm(flat[:, :, None] - flat[:, None], axis=-1).sum(axis=(1, 2))
     spread = pair / (K * (K - 1)) if K > 1 else np.zeros(B)
-    return float(np.mean(skill - 0.5 * spread))
+    return {
+        "min_ade": ade_k.min(axis=1),
+        "min_fde": fde_k.min(axis=1),
+        "ade": ade_k.mean(axis=1),
+        "energy": skill - 0.5 * spread,
+    }
+
+
+def energy_score(samples: Any, target: Any) -> float:
+    """Mean energy score ``E‖X − y‖ − ½ E‖X − X'‖`` (Frobenius norm over frames and nodes;
+    Gneiting & Raftery 2007): a proper scoring rule for the K-sample predictive law."""
+    return float(np.mean(window_scores(samples, target)["energy"]))
 
 
 def spread_skill(samples: Any, target: Any) -> float:

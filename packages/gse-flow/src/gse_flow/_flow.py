@@ -48,6 +48,7 @@ __all__ = [
     "integrate",
     "mse_loss",
     "noise_pass_through",
+    "out_of_fold",
     "prior_scale",
     "sample",
     "sample_from_noise",
@@ -89,7 +90,9 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     ``"x1"`` (preconditioned, ``v_θ = a(τ)(x_τ − μ) + b(τ) r``, ``b = ρ/√D``) it is the
     velocity loss weighted by ``1/(b²σ²)``, which equals ``mean ‖r − r*‖²/σ²`` with the
     readout's target of unit variance at every τ when the residual has scale ρσ (the EDM
-    weighting; for ρ = 1, ``b² ∈ [1, 2]``). With one σ per
+    weighting; for ρ = 1, ``b² ∈ [1, 2]``). With σ the residual RMS (:func:`prior_scale`,
+    as :func:`flow_config` sets it) the consistent choice is ρ = 1; a ρ < 1 with that σ gives
+    the target variance ``1/ρ²`` at τ = 0 (16 for ρ = 0.25). With one σ per
     future frame the divisor is their mean square ``mean_f σ_f²``: the loss stays in data
     units, weighting every frame as ADE does. With
     ``"x1-plain"`` (0.2.0) it is the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the velocity
@@ -115,7 +118,7 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     tau = jax.random.uniform(k_tau, (hist.shape[0],), x1.dtype)
     mean = _prior(model, batch)
     sig = model.noise_scale(x1.dtype)
-    x0 = mean + sig * centered_noise(k_eps, x1.shape, x1.dtype)
+    x0 = mean + sig * model.correlate(centered_noise(k_eps, x1.shape, x1.dtype))
     attr = jnp.asarray(batch.node_attr)
     if model.parametrization in ("x1", "x1-plain"):
         t = tau[:, None, None, None]
@@ -199,14 +202,16 @@ def sample_from_noise(
 ) -> jax.Array:
     """Deterministic map from noise ``eps`` ``(F, N, 3)`` to one future ``(F, N, 3)``.
 
-    ``x0 = μ(history) + σ_p ε`` is integrated to τ = 1. With ``use_cache`` the history encoding
+    ``x0 = μ(history) + σ_p ε̃`` (ε̃ = ``model.correlate(eps)``, ε itself for the default
+    white prior noise; ``eps = 0`` gives the noise-free, temperature-0 output) is integrated to τ = 1. With ``use_cache`` the history encoding
     is computed once; without it, it is requested at every velocity evaluation (same result).
     Inside one jitted loop (as in :func:`sample`) XLA hoists that loop-invariant encoder, so
     ``use_cache=False`` is not measurably slower there (README, "History cache"); the explicit
     cache matters when the field is called outside one compiled loop.
     """
     mean = model.prior_mean(history) if prior_mean is None else prior_mean
-    x0 = mean + model.noise_scale(jnp.asarray(eps).dtype) * eps
+    eps = jnp.asarray(eps)
+    x0 = mean + model.noise_scale(eps.dtype) * model.correlate(eps)
     if use_cache:
         cache = model.encode_history(history, node_attr, graph)
 
@@ -255,6 +260,7 @@ def sample(
     prior_mean: Any = None,
     use_cache: bool = True,
     batch_size: int = 64,
+    temperature: float = 1.0,
 ) -> NDArray[np.float32]:
     """Sample ``k`` futures per history by integrating the learned flow.
 
@@ -270,6 +276,8 @@ def sample(
         prior_mean: optional ``(B, F, N, 3)`` prior mean (enhance mode).
         use_cache: reuse the history encoding across ODE steps.
         batch_size: windows per compiled call (the last chunk is padded, not recompiled).
+        temperature: factor on the prior noise ε (``0``: the noise-free output, the same
+            for every sample; ``1``: the trained model's law).
 
     Returns:
         ``(K, F, N, 3)`` for one window, ``(B, K, F, N, 3)`` for a batch (numpy float32).
@@ -279,6 +287,8 @@ def sample(
     check_positive_int(n_steps, "n_steps")
     check_choice(solver, "solver", SOLVERS)
     batch_size = check_positive_int(batch_size, "batch_size")
+    if not (np.ndim(temperature) == 0 and np.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
     hist = check_finite_array(history, "history", ndim=(3, 4))
     single = hist.ndim == 3
     if single:
@@ -293,7 +303,7 @@ def sample(
     w = make_windows(hist, dummy, node_attr, edges, prior_mean)
     graph = w.graph
     F = model.n_future
-    eps = centered_noise(key, (B, k, F, N, 3))
+    eps = float(temperature) * centered_noise(key, (B, k, F, N, 3))
     out = []
     for start in range(0, B, batch_size):
         idx = np.arange(start, start + batch_size).clip(max=B - 1)
@@ -349,7 +359,7 @@ def noise_pass_through(
         )
 
     num = jnp.linalg.norm(run(model, eps[0], pm) - run(model, eps[1], pm))
-    den = jnp.linalg.norm(model.noise_scale(eps.dtype) * (eps[0] - eps[1]))
+    den = jnp.linalg.norm(model.noise_scale(eps.dtype) * model.correlate(eps[0] - eps[1]))
     return float(num / den)
 
 
@@ -419,20 +429,56 @@ def _residual_rms(future: Any, pred: Any, per_frame: bool) -> float | tuple[floa
     return float(np.sqrt(np.mean(sq)))
 
 
+def out_of_fold(
+    fit: Callable[[Windows], Callable[[Windows], Any]],
+    windows: Windows,
+    *,
+    n_folds: int = 2,
+    seed: int = 0,
+) -> np.ndarray:
+    """Out-of-fold predictions ``(B, F, N, 3)`` of a deterministic predictor on ``windows``.
+
+    The windows are split at random into ``n_folds`` folds; ``fit(train_windows)`` returns a
+    predictor ``f(windows) -> (B', F, N, 3)`` trained without the held-out fold, which it then
+    predicts. Every window's prediction thus comes from a model that never saw it, as the
+    test windows' predictions will: the input :func:`enhance` should train on.
+    """
+    if not callable(fit):
+        raise TypeError(f"fit must be callable, got {type(fit).__name__}")
+    n_folds = check_positive_int(n_folds, "n_folds", minimum=2)
+    B = windows.n_windows
+    if n_folds > B:
+        raise ValueError(f"n_folds must be <= the {B} windows, got {n_folds}")
+    folds = np.array_split(np.random.default_rng(seed).permutation(B), n_folds)
+    out = np.empty(np.shape(windows.future), np.float32)
+    for held in folds:
+        keep = np.setdiff1d(np.arange(B), held)
+        predictor = fit(windows.take(keep))
+        out[held] = check_finite_array(predictor(windows.take(held)), "fit(...)(windows)", ndim=4)
+    return out
+
+
 def enhance(
     baseline_fn: Callable[[Windows], Any],
     windows: Windows,
     *,
     validation: Windows | None = None,
     per_frame: bool = False,
+    train_predictions: Any = None,
 ) -> tuple[Windows, float | tuple[float, ...]]:
     """Enhance mode: make a deterministic predictor's output the flow's prior mean.
 
     ``x0 = f(history) + σ_e ε`` with σ_e the RMS residual of ``f`` on ``validation`` (or on
-    ``windows`` if none is given), so the flow only learns the correction; with
+    the training windows if none is given), so the flow only learns the correction; with
     ``per_frame=True`` one σ_e per future frame. Any predictor
     ``f(windows) -> (B, F, N, 3)`` can be wrapped: a trained EGNN, constant velocity, a
     physics model.
+
+    A predictor trained on ``windows`` fits them better than it will fit new ones, so a flow
+    trained around ``f(windows)`` learns too small a correction. Pass
+    ``train_predictions`` = :func:`out_of_fold` predictions to train on those instead (and,
+    without ``validation``, to take σ_e from their residuals, consistent with the prior means
+    the flow trains on).
 
     Returns:
         ``(windows with prior_mean set, σ_e)``: train a :class:`GSEFlow` with ``sigma=σ_e`` on
@@ -440,11 +486,14 @@ def enhance(
     """
     if not callable(baseline_fn):
         raise TypeError(f"baseline_fn must be callable, got {type(baseline_fn).__name__}")
-    pred = check_finite_array(baseline_fn(windows), "baseline_fn(windows)", ndim=4)
+    if train_predictions is None:
+        pred = check_finite_array(baseline_fn(windows), "baseline_fn(windows)", ndim=4)
+        name = "baseline_fn(windows)"
+    else:
+        pred = check_finite_array(train_predictions, "train_predictions", ndim=4)
+        name = "train_predictions"
     if pred.shape != np.shape(windows.future):
-        raise ValueError(
-            f"baseline_fn(windows) must have shape {np.shape(windows.future)}, got {pred.shape}"
-        )
+        raise ValueError(f"{name} must have shape {np.shape(windows.future)}, got {pred.shape}")
     ref = windows if validation is None else validation
     ref_pred = pred if validation is None else np.asarray(baseline_fn(validation))
     sigma = _residual_rms(ref.future, ref_pred, per_frame)

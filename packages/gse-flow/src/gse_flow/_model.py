@@ -92,9 +92,19 @@ from ._layers import (
     temporal_index,
 )
 
-__all__ = ["PARAMETRIZATIONS", "PRIORS", "GSEFlow", "HistoryCache", "check_key", "precondition"]
+__all__ = [
+    "PARAMETRIZATIONS",
+    "PRIORS",
+    "PRIOR_NOISES",
+    "GSEFlow",
+    "HistoryCache",
+    "check_key",
+    "correlate_noise",
+    "precondition",
+]
 
 PRIORS = ("last", "cv")
+PRIOR_NOISES = ("white", "walk")
 PARAMETRIZATIONS = ("x1", "x1-plain", "velocity")
 
 
@@ -144,6 +154,24 @@ def precondition(tau: jax.Array, rho: float = 1.0) -> tuple[jax.Array, jax.Array
     # a ≤ 1 holds exactly (equality at τ = 1); the minimum removes float32 rounding above it,
     # which the sampler's stability bound assumes away.
     return jnp.minimum((tau * (1.0 + rho**2) - 1.0) / dd, 1.0), rho / jnp.sqrt(dd)
+
+
+def correlate_noise(eps: jax.Array, kind: str = "white") -> jax.Array:
+    """Shape white noise ``(..., F, N, 3)`` along the future frames (axis −3).
+
+    ``"white"``: unchanged (independent frames). ``"walk"``: a normalised random walk,
+    ``ε̃_f = (ε_1 + … + ε_f)/√f``: still unit variance in every frame, with correlation
+    ``√(min(f, g)/max(f, g))`` between frames ``f`` and ``g``, so a sample is a smooth path
+    rather than independent jitter per frame (the residual of a Langevin trajectory around its
+    extrapolation grows like such a walk). Linear and acting on the time axis only, so it keeps
+    the node mean at zero and commutes with rotations and node permutations.
+    """
+    check_choice(kind, "prior_noise", PRIOR_NOISES)
+    if kind == "white":
+        return eps
+    F = eps.shape[-3]
+    norm = jnp.sqrt(jnp.arange(1, F + 1, dtype=eps.dtype))[:, None, None]
+    return jnp.cumsum(eps, axis=-3) / norm
 
 
 class HistoryCache(NamedTuple):
@@ -385,6 +413,9 @@ class GSEFlow(eqx.Module):
             Euler steps (0, 0.5, 0.77, 0.88, 0.94 at 1, 2, 5, 10, 20 steps). ρ < 1 expects a
             residual that the history mostly determines (deterministic dynamics): the field
             contracts the noise to ρ by default.
+        prior_noise: ``"white"`` (independent noise per future frame) or ``"walk"`` (noise
+            correlated along time, a normalised random walk; :func:`gse_flow.correlate_noise`):
+            ``x0 = μ + σ_f ε̃_f``, unit variance per frame either way.
         readout_init: scale of the readout's initial weights (``0``: the network starts at
             the Gaussian field ``r = 0``, i.e. the prior mean plus calibrated noise).
         history_window: temporal edges of the history encoder (``None``: all frame pairs).
@@ -417,6 +448,7 @@ class GSEFlow(eqx.Module):
     history_window: int | None = eqx.field(static=True)
     future_window: int = eqx.field(static=True)
     d_key: int = eqx.field(static=True)
+    prior_noise: str = eqx.field(static=True)
 
     def __init__(
         self,
@@ -441,9 +473,11 @@ class GSEFlow(eqx.Module):
         readout_bound: float | None = 6.0,
         readout_init: float = 1.0,
         data_scale: float = 1.0,
+        prior_noise: str = "white",
         key: jax.Array,
     ):
         check_key(key)
+        self.prior_noise = check_choice(prior_noise, "prior_noise", PRIOR_NOISES)
         data_scale = float(data_scale)
         if not (np.isfinite(data_scale) and 0.05 <= data_scale <= 1.0):
             raise ValueError(f"data_scale must be in [0.05, 1], got {data_scale}")
@@ -521,6 +555,11 @@ class GSEFlow(eqx.Module):
         if isinstance(self.sigma, tuple):
             return jnp.asarray(self.sigma, dtype)[:, None, None]
         return jnp.asarray(self.sigma, dtype)
+
+    def correlate(self, eps: jax.Array) -> jax.Array:
+        """White noise ``(..., F, N, 3)`` shaped by this model's ``prior_noise``
+        (:func:`gse_flow.correlate_noise`); ``x0 = μ + σ · correlate(ε)``."""
+        return correlate_noise(eps, self.prior_noise)
 
     def prior_mean(self, history: jax.Array) -> jax.Array:
         """Prior mean of x0, ``(F, N, 3)``: x_H repeated (``"last"``) or CV extrapolation."""

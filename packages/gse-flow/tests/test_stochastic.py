@@ -1,0 +1,164 @@
+"""The pieces of the stochastic-data comparison: time-correlated prior noise, the K-matched
+noisy baselines, out-of-fold enhance inputs, temperature, per-window scores."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import gse_flow as g
+
+
+def test_walk_noise_unit_variance_and_correlation():
+    eps = g.centered_noise(jax.random.PRNGKey(0), (20000, 6, 4, 3))
+    walk = np.asarray(g.correlate_noise(eps, "walk"))
+    assert np.asarray(g.correlate_noise(eps, "white")) is not None
+    np.testing.assert_array_equal(np.asarray(g.correlate_noise(eps, "white")), np.asarray(eps))
+    # node mean stays zero; variance per frame is that of the centred white noise (3/4 for N=4)
+    np.testing.assert_allclose(walk.mean(axis=2), 0.0, atol=1e-5)
+    var = walk.var(axis=(0, 2, 3))
+    np.testing.assert_allclose(var, 0.75, rtol=0.03)
+    a, b = walk[:, 1, 0, 0], walk[:, 5, 0, 0]  # frames 2 and 6: corr sqrt(2/6)
+    assert abs(np.corrcoef(a, b)[0, 1] - np.sqrt(2 / 6)) < 0.03
+
+
+def test_prior_noise_is_checked(tiny_kwargs):
+    with pytest.raises(ValueError, match="prior_noise"):
+        g.GSEFlow(key=jax.random.PRNGKey(0), prior_noise="pink", **tiny_kwargs)
+    with pytest.raises(ValueError, match="prior_noise"):
+        g.correlate_noise(np.zeros((2, 3, 3)), "pink")
+
+
+def _walk_residual(rng, shape, scale):
+    e = rng.standard_normal(shape)
+    return (
+        scale[None, :, :, None]
+        * np.cumsum(e, 1)
+        / np.sqrt(np.arange(1, shape[1] + 1))[None, :, None, None]
+    )
+
+
+def test_fit_noise_recovers_scale_and_structure():
+    rng = np.random.default_rng(0)
+    B, F, N = 300, 6, 3
+    scale = np.linspace(0.1, 0.6, F)[:, None] * np.array([1.0, 2.0, 0.5])[None]
+    pred = rng.standard_normal((B, F, N, 3))
+    fut = pred + _walk_residual(rng, (B, F, N, 3), scale)
+    fit = g.fit_noise(pred, fut, key=jax.random.PRNGKey(1), k=5)
+    assert fit.structure == "walk"
+    assert fit.multiplier == 1.0
+    np.testing.assert_allclose(fit.scale, scale, rtol=0.15)
+    fut_w = pred + scale[None, :, :, None] * rng.standard_normal((B, F, N, 3))
+    assert g.fit_noise(pred, fut_w, key=jax.random.PRNGKey(1)).structure == "white"
+    s = g.noisy_samples(pred, fit, jax.random.PRNGKey(2), k=4)
+    assert s.shape == (B, 4, F, N, 3) and s.dtype == np.float32
+
+
+def test_fit_noise_bad_input():
+    z = np.zeros((4, 3, 2, 3))
+    with pytest.raises(ValueError, match="pred must have the shape of future"):
+        g.fit_noise(z[:, :2], z, key=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="multipliers must be positive"):
+        g.fit_noise(z, z, key=jax.random.PRNGKey(0), multipliers=(0.0,))
+    with pytest.raises(ValueError, match="structures"):
+        g.fit_noise(z, z, key=jax.random.PRNGKey(0), structures=("pink",))
+    fit = g.NoiseFit(np.ones((3, 2)), "white", 1.0, 0.0)
+    with pytest.raises(ValueError, match="pred must have shape"):
+        g.noisy_samples(np.zeros((4, 5, 2, 3)), fit, jax.random.PRNGKey(0))
+
+
+def test_out_of_fold_never_predicts_a_training_window(tiny_windows):
+    w = tiny_windows
+    marks = w._replace(
+        future=np.arange(w.n_windows, dtype=np.float32)[:, None, None, None]
+        + np.zeros_like(w.future)
+    )
+
+    def fit(train_w):  # "predicts" the ids it was trained on
+        ids = set(np.asarray(train_w.future[:, 0, 0, 0]).astype(int))
+        return lambda ww: np.full(
+            np.shape(ww.future),
+            -1.0 if ids & set(np.asarray(ww.future[:, 0, 0, 0]).astype(int)) else 1.0,
+        )
+
+    oof = g.out_of_fold(fit, marks, n_folds=3, seed=0)
+    np.testing.assert_array_equal(oof, 1.0)
+    with pytest.raises(ValueError, match="n_folds must be"):
+        g.out_of_fold(fit, marks, n_folds=1)
+
+
+def test_enhance_uses_out_of_fold_predictions(tiny_windows):
+    w = tiny_windows
+    oof = np.asarray(w.future) + 0.1
+    out, sigma = g.enhance(lambda ww: np.asarray(ww.future), w, train_predictions=oof)
+    np.testing.assert_allclose(out.prior_mean, oof)
+    assert sigma == pytest.approx(0.1, rel=1e-5)  # from the out-of-fold residuals
+    with pytest.raises(ValueError, match="train_predictions must have shape"):
+        g.enhance(lambda ww: ww.future, w, train_predictions=oof[:, :2])
+
+
+def test_temperature_zero_is_noise_free(light_model, tiny_windows):
+    w = tiny_windows.take(np.arange(2))
+    s0 = g.sample(light_model, w.history, jax.random.PRNGKey(0), k=3, temperature=0.0)
+    np.testing.assert_array_equal(s0[:, 0], s0[:, 2])
+    s1 = g.sample(light_model, w.history, jax.random.PRNGKey(0), k=3)
+    assert not np.allclose(s1[:, 0], s1[:, 2])
+    with pytest.raises(ValueError, match="temperature must be a finite number >= 0"):
+        g.sample(light_model, w.history, jax.random.PRNGKey(0), temperature=-1.0)
+
+
+def test_window_scores_match_the_averages(rng):
+    s = rng.standard_normal((5, 4, 3, 2, 3))
+    t = rng.standard_normal((5, 3, 2, 3))
+    ws = g.window_scores(s, t)
+    ev = g.evaluate(s, t)
+    assert np.mean(ws["min_ade"]) == pytest.approx(ev["min_ade"])
+    assert np.mean(ws["min_fde"]) == pytest.approx(ev["min_fde"])
+    assert np.mean(ws["ade"]) == pytest.approx(ev["ade"])
+    assert np.mean(ws["energy"]) == pytest.approx(g.energy_score(s, t))
+    # the energy score is proper: the true law scores better than a shifted one in expectation
+    y = rng.standard_normal((4000, 1, 1, 3))
+    good = rng.standard_normal((4000, 5, 1, 1, 3))
+    assert g.energy_score(good, y) < g.energy_score(good + 0.5, y)
+
+
+def test_paired_interval_over_seeds_and_windows():
+    from scipy import stats
+
+    from gse_flow._reproduce import _diff_ci
+
+    base = [np.full(4, v) for v in (1.0, 1.2, 1.4)]
+    flow = [np.zeros(4)] * 3
+    m, lo, hi, how = _diff_ci(base, flow)
+    half = stats.t.ppf(0.975, 2) * np.std([1.0, 1.2, 1.4], ddof=1) / np.sqrt(3)
+    assert m == pytest.approx(1.2) and hi - m == pytest.approx(half) == m - lo
+    assert "3 seeds" in how
+    m2, lo2, hi2, how2 = _diff_ci(base[:2], flow[:2])  # < 3 seeds: over the pooled windows
+    assert "8 windows" in how2 and lo2 < m2 < hi2
+
+
+@pytest.mark.slow  # spawns workers that compile every model (several CPU-minutes)
+def test_reproduce_runs_end_to_end(tmp_path, monkeypatch):
+    import gse_flow._reproduce as r
+
+    def tiny(quick):
+        return dict(
+            md=dict(n_train=24, n_val=16, n_test=16, H=3, F=4),
+            nbody=dict(n_train=24, n_test=8, H=3, F=4, seeds=(0,)),
+            irreps="4x0e+2x1o",
+            n_layers=1,
+            steps=3,
+            batch=8,
+            seeds=(0,),
+            temperatures=(0.0, 1.0),
+            curve=None,
+        )
+
+    monkeypatch.setattr(r, "_config", tiny)
+    res = r.reproduce(True, tmp_path, False)
+    assert res.tables[0].title.startswith("Toy MD")
+    assert (tmp_path / "gse_flow_toy_md.png").exists()
+    assert res.checks[
+        "d. trained sampler equivariant (rotation + translation, permutation) <= 1e-5"
+    ]
