@@ -419,3 +419,20 @@ def test_checkpointed_training_resumes_to_the_uninterrupted_weights(tmp_path):
     for net in ("unet", "insert_unet"):
         for a, b in zip(getattr(resumed, net).parameters(), getattr(straight, net).parameters()):
             assert torch.equal(a, b)
+
+
+def test_insert_steps_sets_the_insertion_network_calls_without_retraining():
+    removal, insertion = _Oracle(-0.7), _Oracle(0.2)
+    cfg = BridgeConfig(steps=10, insert_steps=4, bf16=False)
+    d = Bridge(removal, cfg, insert_unet=insertion)  # type: ignore[arg-type]
+    ph = make_phantom(32, n_nodules=0, seed=5)
+    tmpl = nodule_library(1, seed=1)[0]
+    centre = tuple(np.argwhere(ph.lung_mask)[len(np.argwhere(ph.lung_mask)) // 2])
+    d.insert(ph.image, tmpl, centre, tau=0.3, seed=0)
+    assert len(insertion.seen) == 4 and insertion.seen[0][0] == pytest.approx(0.3)
+    insertion.seen.clear()
+    d.insert(ph.image, tmpl, centre, tau=0.3, seed=0, steps=20)  # explicit steps win
+    assert len(insertion.seen) == 6
+    assert _key(TrainConfig(), cfg) == _key(TrainConfig(), BridgeConfig())
+    with pytest.raises(ValueError, match="insert_steps"):
+        BridgeConfig(insert_steps=0)

@@ -41,7 +41,9 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
     monkeypatch.setattr(rep, "QUICK", tiny)
     monkeypatch.setattr(rep, "_editors", lambda quick, progress: ({"lung-fill": lung_fill}, []))
     monkeypatch.setattr(
-        rep, "_realism", lambda editor, n, model, twin=False: {"auc": 0.5, "nodule_free": 1.0}
+        rep,
+        "_realism",
+        lambda editors, n, model: {name: {"auc": 0.5, "nodule_free": 1.0} for name in editors},
     )
     result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
     names = [t.title for t in result.tables]

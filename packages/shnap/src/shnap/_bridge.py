@@ -346,8 +346,12 @@ class BridgeConfig:
     #: the sampler's last time (it returns x̂0 there) and the spacing of :func:`sampling_times`
     t_end: float = 1e-3
     rho: float = 2.0
+    #: network calls of an insertion; None: ``max(1, round(steps * tau))``
+    insert_steps: int | None = None
 
     def __post_init__(self) -> None:
+        if self.insert_steps is not None:
+            check_steps(self.insert_steps, "BridgeConfig.insert_steps")
         if not 0 < self.t_end < 0.3:
             raise ValueError(f"BridgeConfig.t_end must be in (0, 0.3), got {self.t_end}")
         if not self.rho >= 1:
@@ -397,7 +401,7 @@ class TrainConfig:
 
 
 #: sampler settings: they do not change the trained weights, so they are not in the cache key
-_SAMPLER_FIELDS = ("steps", "t_end", "rho", "margin", "crop")
+_SAMPLER_FIELDS = ("steps", "t_end", "rho", "margin", "crop", "insert_steps")
 
 
 def _key(*configs: Any) -> str:
@@ -950,13 +954,18 @@ class Bridge:
     ) -> np.ndarray:
         """Paste ``nodule`` (a ``NoduleTemplate``) with its patch centre on ``centre``, draw
         x_τ from the bridge marginal on the pasted mask dilated by one voxel, and run the
-        sampler from τ to 0 in ``max(1, round(steps·τ))`` steps, the network conditioned on
+        sampler from τ to 0 in ``max(1, round(steps·τ))`` steps (``config.insert_steps`` when
+        set and ``steps`` is not given), the network conditioned on
         the template (``prior`` = the template on its mask, ``prior_mask`` = its mask; a
         network trained with :func:`edit_pairs` renders the nodule into the local texture).
         Voxels outside the dilated mask are returned bit-identical."""
         x = check_volume(x, "x")
         tau = check_tau(tau)
-        steps = check_steps(self.config.steps if steps is None else steps, "steps")
+        if steps is None and self.config.insert_steps is not None:
+            n = self.config.insert_steps
+        else:
+            steps = check_steps(self.config.steps if steps is None else steps, "steps")
+            n = max(1, round(steps * tau))
         centre = tuple(int(c) for c in centre)
         if len(centre) != 3 or any(not 0 <= c < n for c, n in zip(centre, x.shape)):
             raise ValueError(f"centre must be a voxel index inside shape {x.shape}, got {centre}")
@@ -970,7 +979,6 @@ class Bridge:
         region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
         prior = np.where(placed, pasted, np.float32(0)).astype(np.float32)
         edit = ndimage.binary_dilation(placed, _STRUCT)
-        n = max(1, round(steps * tau))
         out = x.copy()
         jobs, places = [], []
         for comp, (corner, size) in crop_boxes(edit, self.config.margin, self.config.crop):

@@ -38,6 +38,7 @@ __all__ = [
     "crop_features",
     "nodule_free_fraction",
     "realism_report",
+    "realism_reports",
     "removal_study",
 ]
 
@@ -208,6 +209,26 @@ def realism_report(
     Returns:
         :class:`RealismReport`; ``auc = max(auc_logistic, auc_cnn)``.
     """
+    pair = (real_crops, filled_crops, real_masks, filled_masks, nodule_free)
+    return realism_reports([pair], folds=folds, cnn_epochs=cnn_epochs, seed=seed, workers=1)[0]
+
+
+def _cnn_fold(task: tuple[np.ndarray, np.ndarray, np.ndarray, int, int]) -> np.ndarray:
+    return _cnn_scores(*task)
+
+
+def realism_reports(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float | None]],
+    *,
+    folds: int = 5,
+    cnn_epochs: int = 10,
+    seed: int = 0,
+    workers: int | None = None,
+) -> list[RealismReport]:
+    """:func:`realism_report` of several ``(real_crops, filled_crops, real_masks,
+    filled_masks, nodule_free)`` at once; the tiny CNN's ``len(pairs) x folds`` trainings run
+    in up to ``workers`` single-threaded processes (default: the run's core share; 1: here, in
+    order). Each report equals :func:`realism_report` of its pair (up to float rounding)."""
     try:
         from sklearn.linear_model import LogisticRegression
         from sklearn.metrics import roc_auc_score
@@ -216,31 +237,42 @@ def realism_report(
         from sklearn.preprocessing import StandardScaler
     except ImportError as exc:  # pragma: no cover - scikit-learn ships with the test group
         raise ImportError("realism_report needs scikit-learn: pip install scikit-learn") from exc
-    crops = [np.asarray(real_crops, np.float32), np.asarray(filled_crops, np.float32)]
-    masks = [np.asarray(real_masks), np.asarray(filled_masks)]
-    for name, arr, m in zip(("real", "filled"), crops, masks):
-        if arr.ndim != 4 or m.shape != arr.shape:
-            raise ValueError(f"{name}_crops and {name}_masks must be matching (n, S, S, S) arrays")
-        if m.dtype != np.bool_:
-            raise TypeError(f"{name}_masks must be boolean, got dtype {m.dtype}")
-        if len(arr) < folds:
-            raise ValueError(f"{name}_crops needs at least folds={folds} crops, got {len(arr)}")
-    x = np.concatenate(crops)
-    m = np.concatenate(masks)
-    y = np.r_[np.zeros(len(crops[0])), np.ones(len(crops[1]))].astype(int)
-    feats = np.stack([crop_features(c, k) for c, k in zip(x, m)])
-    valid = np.stack([_valid(k) for k in m])
-    images = np.stack([np.where(valid, x, 0.0), m], 1).astype(np.float32)
-    auc_lr, auc_cnn = [], []
-    split = StratifiedKFold(folds, shuffle=True, random_state=seed)
-    for f, (tr, te) in enumerate(split.split(feats, y)):
-        clf = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
-        clf.fit(feats[tr], y[tr])
-        auc_lr.append(roc_auc_score(y[te], clf.decision_function(feats[te])))
-        scores = _cnn_scores(images[tr], y[tr], images[te], cnn_epochs, seed * 100 + f)
-        auc_cnn.append(roc_auc_score(y[te], scores))
-    a, b = float(np.mean(auc_lr)), float(np.mean(auc_cnn))
-    return RealismReport(max(a, b), a, b, len(crops[0]), len(crops[1]), nodule_free)
+    from icml26_shared.experiment import parallel_map
+
+    prepared, tasks = [], []
+    for real_crops, filled_crops, real_masks, filled_masks, nodule_free in pairs:
+        crops = [np.asarray(real_crops, np.float32), np.asarray(filled_crops, np.float32)]
+        masks = [np.asarray(real_masks), np.asarray(filled_masks)]
+        for name, arr, m in zip(("real", "filled"), crops, masks):
+            if arr.ndim != 4 or m.shape != arr.shape:
+                raise ValueError(
+                    f"{name}_crops and {name}_masks must be matching (n, S, S, S) arrays"
+                )
+            if m.dtype != np.bool_:
+                raise TypeError(f"{name}_masks must be boolean, got dtype {m.dtype}")
+            if len(arr) < folds:
+                raise ValueError(f"{name}_crops needs at least folds={folds} crops, got {len(arr)}")
+        x = np.concatenate(crops)
+        m = np.concatenate(masks)
+        y = np.r_[np.zeros(len(crops[0])), np.ones(len(crops[1]))].astype(int)
+        feats = np.stack([crop_features(c, k) for c, k in zip(x, m)])
+        valid = np.stack([_valid(k) for k in m])
+        images = np.stack([np.where(valid, x, 0.0), m], 1).astype(np.float32)
+        split = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(feats, y))
+        auc_lr = []
+        for tr, te in split:
+            clf = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
+            clf.fit(feats[tr], y[tr])
+            auc_lr.append(roc_auc_score(y[te], clf.decision_function(feats[te])))
+            tasks.append((images[tr], y[tr], images[te], cnn_epochs, seed * 100 + len(auc_lr) - 1))
+        prepared.append((y, split, auc_lr, len(crops[0]), len(crops[1]), nodule_free))
+    scores = iter(parallel_map(_cnn_fold, tasks, workers=workers))
+    out = []
+    for y, split, auc_lr, n_real, n_filled, nodule_free in prepared:
+        auc_cnn = [roc_auc_score(y[te], next(scores)) for _, te in split]
+        a, b = float(np.mean(auc_lr)), float(np.mean(auc_cnn))
+        out.append(RealismReport(max(a, b), a, b, n_real, n_filled, nodule_free))
+    return out
 
 
 def nodule_free_fraction(images: Sequence[np.ndarray], regions: Sequence[np.ndarray]) -> float:
