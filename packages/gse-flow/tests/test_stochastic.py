@@ -152,6 +152,7 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch):
             batch=8,
             seeds=(0,),
             temperatures=(0.0, 1.0),
+            heun=True,
             curve=None,
         )
 

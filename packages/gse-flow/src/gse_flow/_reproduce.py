@@ -92,25 +92,27 @@ def _config(quick: bool) -> dict:
     seeds = tuple(int(v) for v in os.environ.get("GSE_FLOW_SEEDS", "0,1,2").split(","))
     if quick:
         return dict(
-            md=dict(n_train=300, n_val=48, n_test=48, H=5, F=10),
-            nbody=dict(n_train=300, n_test=48, H=10, F=20, seeds=(0,)),
+            md=dict(n_train=300, n_val=32, n_test=32, H=5, F=10),
+            nbody=dict(n_train=300, n_test=32, H=10, F=10, seeds=(0,)),
             irreps="8x0e+4x1o",
             n_layers=2,
-            steps=120,
+            steps=100,
             batch=16,
             seeds=seeds,
-            temperatures=(0.0, 0.7, 1.0),
+            temperatures=(0.0, 1.0),
+            heun=False,
             curve=None,
         )
     return dict(
-        md=dict(n_train=1000, n_val=128, n_test=128, H=5, F=10),
-        nbody=dict(n_train=1000, n_test=128, H=10, F=20, seeds=seeds),
+        md=dict(n_train=1000, n_val=96, n_test=96, H=5, F=10),
+        nbody=dict(n_train=1000, n_test=96, H=10, F=20, seeds=seeds),
         irreps="8x0e+4x1o",
         n_layers=2,
         steps=600,
         batch=16,
         seeds=seeds,
-        temperatures=(0.0, 0.5, 0.7, 0.85, 1.0),
+        temperatures=(0.0, 0.5, 0.7, 1.0),
+        heun=True,
         curve=(150, 600, 1200),
     )
 
@@ -232,7 +234,7 @@ def _job_flow(cfg: dict, seed: int) -> dict:
             sc = _scores(_flow_samples(flow, te, k[2], k=1 if t == 0 else K, temperature=t), te)
         out["temps"][t] = {m: float(np.mean(v)) for m, v in sc.items()}
     sweep = {}
-    for solver, grid in (("euler", EULER_STEPS), ("heun", HEUN_STEPS)):
+    for solver, grid in (("euler", EULER_STEPS), ("heun", HEUN_STEPS if cfg["heun"] else ())):
         for n in grid:
             s = _flow_samples(flow, te, k[2], k=1, temperature=0.0, n_steps=n, solver=solver)
             sweep[(solver, n)] = float(window_scores(s, te.future)["ade"].mean())
@@ -372,8 +374,9 @@ def _params(model):
     return eqx.filter(model, eqx.is_inexact_array)
 
 
-def _run_job(spec: tuple) -> tuple[dict, float]:
-    """One job in a worker: ``(result, wall seconds)``."""
+def _run_job(spec: tuple, path: str) -> tuple[dict, float]:
+    """One job in a worker: ``(result, wall seconds)``, also pickled to ``path`` (so a run
+    that is stopped keeps its finished jobs)."""
     t0 = time.perf_counter()
     xla_cache = os.environ.get("JAX_COMPILATION_CACHE_DIR")
     if xla_cache:  # jobs of equal shapes share compiled code through this run's cache
@@ -391,36 +394,42 @@ def _run_job(spec: tuple) -> tuple[dict, float]:
         res = _job_nbody(cfg, spec[2], spec[3])
     else:
         res = _job_curve(cfg, spec[3])
-    return res, time.perf_counter() - t0
+    out = (res, time.perf_counter() - t0)
+    Path(path).write_bytes(pickle.dumps(out))
+    return out
+
+
+def _run_job_at(item: tuple) -> None:
+    _run_job(*item)
 
 
 class Incomplete(SystemExit):
     """Raised when ``GSE_FLOW_MAX_STAGES`` new jobs have run: rerun to resume."""
 
 
-def _run_all(specs: list[tuple], out_dir: Path, tag: str, progress: bool, use_cache: bool) -> dict:
-    """Run the jobs not cached under ``out_dir/cache`` (at most ``GSE_FLOW_MAX_STAGES``; full
-    mode) or all of them (quick mode, nothing cached); compiled code is shared between the
-    workers through a temporary XLA cache."""
+def _run_all(specs: list[tuple], out_dir: Path, tag: str, progress: bool) -> dict:
+    """Run the jobs not cached under ``out_dir/cache`` (at most ``GSE_FLOW_MAX_STAGES`` per
+    call); compiled code is shared between the workers through a temporary XLA cache."""
     cache = Path(out_dir) / "cache"
     name = lambda s: "-".join(str(v) for v in (s[0], *s[2:]))  # noqa: E731
     path = lambda s: cache / f"{name(s)}-{tag}.pkl"  # noqa: E731
-    todo = [s for s in specs if not (use_cache and path(s).exists())]
-    limit = os.environ.get("GSE_FLOW_MAX_STAGES") if use_cache else None
+    todo = [s for s in specs if not path(s).exists()]
+    limit = os.environ.get("GSE_FLOW_MAX_STAGES")
     run_now = todo if not limit else todo[: int(limit)]
+    cache.mkdir(parents=True, exist_ok=True)
     saved = os.environ.get("JAX_COMPILATION_CACHE_DIR")
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["JAX_COMPILATION_CACHE_DIR"] = saved or tmp
         try:
-            results = parallel_map(_run_job, run_now, progress_bar=progress, desc="jobs")
+            parallel_map(
+                _run_job_at,
+                [(s, str(path(s))) for s in run_now],
+                progress_bar=progress,
+                desc="jobs",
+            )
         finally:
             if saved is None:
                 del os.environ["JAX_COMPILATION_CACHE_DIR"]
-    if not use_cache:
-        return {name(s): r for s, r in zip(run_now, results)}
-    cache.mkdir(parents=True, exist_ok=True)
-    for s, r in zip(run_now, results):
-        path(s).write_bytes(pickle.dumps(r))
     if len(run_now) < len(todo):
         print(
             "reproduce: stage limit reached (GSE_FLOW_MAX_STAGES); rerun to resume",
@@ -466,7 +475,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         specs += [("nbody", blob, s, "flow"), ("nbody", blob, s, "det")]
     if cfg["curve"]:
         specs += [("curve", blob, 0, "flow"), ("curve", blob, 0, "det")]
-    res = _run_all(specs, out_dir, tag, progress, use_cache=not quick)
+    res = _run_all(specs, out_dir, tag, progress)
     R = {key: r for key, (r, _) in res.items()}
     job_s = {key: t for key, (_, t) in res.items()}
 
@@ -556,7 +565,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         tt.add_row(label, **cells)
     result.tables.append(tt)
 
-    cols = [f"{s} {n}" for s, g in (("euler", EULER_STEPS), ("heun", HEUN_STEPS)) for n in g]
+    cols = [f"{sv} {n}" for sv, n in R[f"flow-{seeds[0]}"]["sweep"]]
     sweep = ResultTable(
         f"GSE-Flow noise-free (T = 0) ADE vs ODE steps (all {c['n_test']} test windows)", cols
     )
@@ -615,6 +624,8 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     plt = require_matplotlib(package="gse-flow")
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
     for solver, grid, marker in (("euler", EULER_STEPS, "o"), ("heun", HEUN_STEPS, "s")):
+        if (solver, grid[0]) not in R[f"flow-{seeds[0]}"]["sweep"]:
+            continue
         ys = [np.mean([R[f"flow-{s}"]["sweep"][(solver, n)] for s in seeds]) for n in grid]
         ax1.plot(grid, ys, marker=marker, label=solver)
     ax1.set_xscale("log")
