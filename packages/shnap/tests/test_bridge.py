@@ -436,3 +436,37 @@ def test_insert_steps_sets_the_insertion_network_calls_without_retraining():
     assert _key(TrainConfig(), cfg) == _key(TrainConfig(), BridgeConfig())
     with pytest.raises(ValueError, match="insert_steps"):
         BridgeConfig(insert_steps=0)
+
+
+def test_removal_network_metaballs_avoid_bright_voxels_unless_asked(monkeypatch):
+    """Code version 7: bright voxels enter the removal network's masks only through the
+    deployment masks (real removal regions reach vessels and the chest wall); its random
+    metaballs stay where a nodule could sit, as in version 5 (version 6,
+    ``metaball_bright=True``, let them cover the wall and ribs)."""
+    import shnap._bridge as bridge_mod
+
+    filtered = []
+    real = bridge_mod._nodule_like_masks
+
+    def spy(x0, masks, flat, level, rng, fallback):
+        filtered.append(len(x0))
+        return real(x0, masks, flat, level, rng, fallback)
+
+    monkeypatch.setattr(bridge_mod, "_nodule_like_masks", spy)
+    rng = np.random.default_rng(0)
+    crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
+    rem = removal_masks(3, 16, seed=1)
+    cfg = BridgeConfig(widths=NARROW)
+    tc = TrainConfig(steps=2, batch_size=8, split=True)
+    Bridge._train(crops, tc, cfg, None, None, rem)
+    # two steps of each network: the insertion network's 8 metaballs, the removal network's
+    # 2 (a quarter of its batch; the rest are deployment masks)
+    assert filtered == [8, 8, 2, 2]
+    filtered.clear()
+    Bridge._train(
+        crops, TrainConfig(steps=2, batch_size=8, metaball_bright=True), cfg, None, None, rem
+    )
+    assert filtered == [8, 8]
+    assert _key(TrainConfig(metaball_bright=True), BridgeConfig()) != _key(
+        TrainConfig(), BridgeConfig()
+    )

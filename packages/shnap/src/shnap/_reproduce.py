@@ -82,11 +82,11 @@ class Sizes:
     insert_steps: int | None = None
 
 
-#: quick: fewer cases, 100 + 100 realism crops, 100 held-out phantoms and 10 sampler steps
+#: quick: fewer cases, 60 + 60 realism crops, 60 held-out phantoms and 10 sampler steps
 #: per removal (the same nodule-free share and twin error as 50 steps, measured on 60
 #: removals); insertions keep the full mode's 15 steps (at 3 the oracle's SNAP slope moved
 #: off 0). About 4 minutes on 2 cores on the shipped weights.
-QUICK = Sizes(1500, 25, 10, 4, 10, 4, 8, 4, 20, 15, 100, 2, 600, 15, 3, 100, 10, 15)
+QUICK = Sizes(1500, 25, 10, 4, 10, 4, 8, 4, 20, 15, 60, 2, 600, 15, 3, 60, 10, 15)
 FULL = Sizes(3000, 25, 50, 50, 20, 20, 20, 20, 40, 40, 500, 2, 1500, 25, 3)
 #: item 7's sampler steps (spec)
 RUNTIME_STEPS = 50
