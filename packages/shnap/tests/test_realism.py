@@ -194,22 +194,29 @@ def test_removal_study_batches_phantoms_without_changing_an_edit(noisy_fill):
     assert one["nodule_free"] == many["nodule_free"]
 
 
-def test_realism_reports_match_one_report_per_pair_across_workers(zero_study):
-    """Several reports at once, the CNN folds in two worker processes: each equals the
-    single report of its pair (the logistic AUC exactly, the CNN's up to float rounding)."""
-    z = {
-        k: v[:20]
-        for k, v in zero_study.items()
-        if k in ("real", "filled", "real_masks", "filled_masks")
-    }
-    pairs = [
+def _report_pairs(zero_study):
+    z = zero_study
+    return [
         (z["real"][:10], z["filled"][:10], z["real_masks"][:10], z["filled_masks"][:10], 0.25),
-        (z["real"][:10], z["real"][10:], z["real_masks"][:10], z["real_masks"][10:], None),
+        (z["real"][:10], z["real"][10:20], z["real_masks"][:10], z["real_masks"][10:20], None),
     ]
-    many = realism_reports(pairs, cnn_epochs=1, workers=2)
-    for pair, rep in zip(pairs, many):
+
+
+def test_realism_reports_match_one_report_per_pair(zero_study):
+    """Several reports at once equal the single report of each pair."""
+    pairs = _report_pairs(zero_study)
+    for pair, rep in zip(pairs, realism_reports(pairs, cnn_epochs=1, workers=1)):
+        assert rep == realism_report(*pair[:4], cnn_epochs=1, nodule_free=pair[4])
+    with pytest.raises(TypeError, match="filled_masks must be boolean"):
+        realism_reports([(*pairs[0][:3], pairs[0][3].astype(np.uint8), None)], workers=1)
+
+
+@pytest.mark.slow
+def test_realism_reports_in_two_worker_processes(zero_study):
+    """The CNN folds in two worker processes: the same reports (the logistic AUC exactly, the
+    CNN's up to float rounding); the fast test above checks the same reports in-process."""
+    pairs = _report_pairs(zero_study)
+    for pair, rep in zip(pairs, realism_reports(pairs, cnn_epochs=1, workers=2)):
         one = realism_report(*pair[:4], cnn_epochs=1, nodule_free=pair[4])
         assert rep.auc_logistic == one.auc_logistic and rep.nodule_free == one.nodule_free
         assert rep.auc_cnn == pytest.approx(one.auc_cnn, abs=0.02)
-    with pytest.raises(TypeError, match="filled_masks must be boolean"):
-        realism_reports([(*pairs[0][:3], pairs[0][3].astype(np.uint8), None)], workers=1)
