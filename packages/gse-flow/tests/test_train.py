@@ -127,7 +127,7 @@ def test_reproduce_matches_parameter_counts():
     assert flow.length_scale == det.net.length_scale == egnn.length_scale == vel
 
 
-@pytest.mark.parametrize("rho", [1.0, 0.25])
+@pytest.mark.parametrize("rho", [1.0, pytest.param(0.25, marks=pytest.mark.slow)])  # 11 s each
 def test_untrained_pass_through_is_the_skip_gain(tiny_kwargs, tiny_windows, rho):
     """With a zero readout the ``"x1"`` sampler passes exactly ∏(1 + h a(τ_i)) of the prior
     noise: 0 after 1 Euler step, then growing with the steps towards ρ (ρ = 1: 0.88 at 10
