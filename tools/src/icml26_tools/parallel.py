@@ -25,25 +25,25 @@ from icml26_shared.experiment import available_cores, thread_env
 
 __all__ = ["Outcome", "cores", "order_longest_first", "run_parallel", "thread_env"]
 
-#: quick-mode seconds of each package on 2 cores, alone (a scheduling hint only, used when no
-#: earlier result.json says better)
+#: quick-mode seconds of each package in a one-thread worker of ``--jobs 2`` on a 2-core AVX2
+#: machine (a scheduling hint only, used when no earlier result.json says better)
 TYPICAL_QUICK_SECONDS = {
-    "perturbedvae": 380,
-    "bittokens": 359,
-    "geomem": 327,
-    "brain-attrib": 321,
-    "gse-flow": 298,
-    "shnap": 200,
-    "metastreet": 185,
-    "r4-rl": 126,
-    "up-ocp": 105,
-    "costly-cp": 104,
-    "rep-unlearn": 57,
-    "arm-ebm": 42,
-    "dlpt": 41,
-    "rsa-cp": 16,
-    "dxpp": 13,
-    "collab-cp": 8,
+    "gse-flow": 1022,
+    "bittokens": 420,
+    "metastreet": 386,
+    "perturbedvae": 288,
+    "shnap": 278,
+    "geomem": 271,
+    "brain-attrib": 124,
+    "r4-rl": 118,
+    "costly-cp": 92,
+    "up-ocp": 91,
+    "rep-unlearn": 59,
+    "dlpt": 49,
+    "arm-ebm": 44,
+    "dxpp": 32,
+    "rsa-cp": 20,
+    "collab-cp": 12,
 }
 
 
