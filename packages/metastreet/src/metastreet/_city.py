@@ -272,12 +272,6 @@ def with_label_rate(
         val[idx[:b]] = True
         train[idx[b : b + a]] = True
     masks = {"train": train, "val": val, "test": city.mask("test").copy()}
-    out = copy.copy(city)
+    out = copy.copy(city)  # shallow: shares the label-free feature and text caches
     out.masks = masks
-    out.__dict__.pop("_feature_cache", None)
-    out.__dict__.pop("_text_cache", None)
-    # features and encoded texts do not read labels: share the parent's caches
-    for key in ("_feature_cache", "_text_cache"):
-        if key in city.__dict__:
-            out.__dict__[key] = city.__dict__[key]
     return out

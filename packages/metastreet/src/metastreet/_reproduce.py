@@ -270,18 +270,17 @@ def _plot(example: dict[str, Any], f1: dict[str, np.ndarray], out_dir: Path) -> 
     plt = require_matplotlib("plot", "metastreet")
     from matplotlib.collections import LineCollection
 
-    city = _city(example["quick"], "both", example["seed"]) if "quick" in example else None
+    city = _city(example["quick"], "both", example["seed"])
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.5))
     cmap = plt.get_cmap("viridis", 4)
-    if city is not None:
-        panels = ((axes[0], city.labels, "true class"), (axes[1], example["pred"], "predicted"))
-        for ax, vals, title in panels:
-            lc = LineCollection(city.segments, colors=cmap(vals), linewidths=2.5)
-            ax.add_collection(lc)
-            ax.autoscale()
-            ax.set_aspect("equal")
-            ax.set_title(title)
-            ax.axis("off")
+    panels = ((axes[0], city.labels, "true class"), (axes[1], example["pred"], "predicted"))
+    for ax, vals, title in panels:
+        lc = LineCollection(city.segments, colors=cmap(vals), linewidths=2.5)
+        ax.add_collection(lc)
+        ax.autoscale()
+        ax.set_aspect("equal")
+        ax.set_title(title)
+        ax.axis("off")
     x = 100 * np.asarray(RATES)
     for v, style in ((FULL, "o-"), (NO_CONTRAST, "s--"), (RANDOM, "^:")):
         rows = [_rate_row(v, r) for r in RATES]
