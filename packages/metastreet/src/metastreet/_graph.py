@@ -11,7 +11,6 @@ from torch import Tensor, nn
 
 __all__ = [
     "GATLayer",
-    "directed_with_self_loops",
     "info_nce",
     "knn_edges",
     "morans_i",
@@ -21,12 +20,15 @@ __all__ = [
 ]
 
 
-def with_self_loops(edges: NDArray[np.int64], n: int) -> Tensor:
+def with_self_loops(edges: NDArray[np.int64], n: int, *, directed: bool = False) -> Tensor:
     """Directed ``(2, E')`` edge index: both directions of every undirected edge plus self-loops
-    (duplicates and existing self-loops removed), rows = (source, target)."""
+    (duplicates and existing self-loops removed), rows = (source, target). ``directed=True``
+    reads each pair ``(i, j)`` as "``j`` is a neighbour of ``i``" only (the k-NN graph):
+    messages flow ``j → i``, so only the row ``(j, i)`` is kept."""
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     e = e[e[:, 0] != e[:, 1]]
-    both = np.concatenate([e, e[:, ::-1], np.repeat(np.arange(n)[:, None], 2, 1)])
+    flows = [e[:, ::-1]] if directed else [e, e[:, ::-1]]
+    both = np.concatenate([*flows, np.repeat(np.arange(n)[:, None], 2, 1)])
     both = np.unique(both, axis=0)
     return torch.as_tensor(both.T.copy())
 
@@ -53,16 +55,6 @@ def knn_edges(coords: ArrayLike, k: int = 5) -> NDArray[np.int64]:
     np.fill_diagonal(d2, np.inf)
     nearest = np.argsort(d2, axis=1, kind="stable")[:, :k]
     return np.stack([np.repeat(np.arange(n), k), nearest.ravel()], 1).astype(np.int64)
-
-
-def directed_with_self_loops(pairs: NDArray[np.int64], n: int) -> Tensor:
-    """``(2, E')`` edge index for directed ``pairs`` ``(i, j)`` ("``j`` is a neighbour of
-    ``i``"): messages flow ``j → i``, so rows = (source ``j``, target ``i``), plus self-loops."""
-    e = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    e = e[e[:, 0] != e[:, 1]]
-    both = np.concatenate([e[:, ::-1], np.repeat(np.arange(n)[:, None], 2, 1)])
-    both = np.unique(both, axis=0)
-    return torch.as_tensor(both.T.copy())
 
 
 def segment_softmax(scores: Tensor, index: Tensor, n: int) -> Tensor:

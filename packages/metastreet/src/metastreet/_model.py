@@ -21,7 +21,6 @@ from ._features import batch_image_features, check_map, skipgram_embeddings, top
 from ._graph import (
     GATLayer,
     GCNLayer,
-    directed_with_self_loops,
     info_nce,
     knn_edges,
     pseudo_labels,
@@ -311,7 +310,9 @@ class MetaStreet:
             raise ValueError("adjacency='knn' needs city.coords (street midpoints)")
         return knn_edges(city.coords, self.k_neighbors)
 
-    def _inputs(self, city: CityData) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def _inputs(
+        self, city: CityData, pairs: NDArray[np.int64]
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         seq, lengths = street_features(city, self.n_categories, use_adjacency=self.use_adjacency)
         if city.text_emb is not None:
             txt = encode_texts(lambda _: city.text_emb, [""] * city.n_streets)
@@ -321,11 +322,7 @@ class MetaStreet:
             if id(enc) not in cache:
                 cache[id(enc)] = (enc, encode_texts(enc, list(city.texts or [])))
             txt = cache[id(enc)][1]
-        pairs = self.graph_pairs(city)
-        if self.adjacency == "knn":
-            ei = directed_with_self_loops(pairs, city.n_streets)
-        else:
-            ei = with_self_loops(pairs, city.n_streets)
+        ei = with_self_loops(pairs, city.n_streets, directed=self.adjacency == "knn")
         dev = self.device
         txt_t = torch.as_tensor(txt, dtype=torch.float32)
         return seq.to(dev), lengths.to(dev), txt_t.to(dev), ei.to(dev)
@@ -347,8 +344,8 @@ class MetaStreet:
             raise ValueError("no validation labels: epochs are never selected on test")
         if y_tr.max() >= self.n_classes or y_va.max() >= self.n_classes:
             raise ValueError(f"labels must lie in [0, {self.n_classes})")
-        inputs = self._inputs(city)
         pairs = self.graph_pairs(city)
+        inputs = self._inputs(city, pairs)
         grid = W_GRID if self.w == "auto" else (self.w,)
         best: tuple[float, Any] = (-1.0, None)
         self.history_: dict[float, list[float]] = {}
