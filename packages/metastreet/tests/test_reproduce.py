@@ -29,7 +29,7 @@ def test_reproduce_rows_tiny(tmp_path, monkeypatch):
     result = rep.reproduce(True, tmp_path, False)
     rep._city.cache_clear()
     gaps, rows = result.tables[0].rows, result.tables[1].rows
-    for r in (*rep.VARIANTS, *rep.QUICK_ONLY, *rep.BASELINES, *rep.ADJ):
+    for r in (*rep.VARIANTS, *rep.ABLATIONS, *rep.BASELINES, *rep.ADJ):
         assert r in rows
     for rate in rep.RATES:
         assert rep._rate_row(rep.FULL, rate) in rows
