@@ -17,7 +17,7 @@ import torch
 
 from icml26_shared.bench import BenchReport, time_call
 from perturbedvae import PerturbedVAE
-from perturbedvae.baselines import Additive, CPALike, Ridge
+from perturbedvae.baselines import Additive, CPALike, NoSeparationVAE, Ridge
 from perturbedvae.data import simulate_screen
 
 
@@ -38,6 +38,7 @@ def main() -> None:
         "PerturbedVAE alpha=0": lambda: PerturbedVAE(100, 12, alpha=0.0).fit(
             split.train, epochs=epochs, lr=1e-3
         ),
+        "no separation": lambda: NoSeparationVAE(100, 12).fit(split.train, epochs=epochs, lr=1e-3),
         "CPA-like": lambda: CPALike(100, 12).fit(split.train, epochs=epochs, lr=1e-3),
         "additive": lambda: Additive().fit(split.train),
         "ridge": lambda: Ridge().fit(split.train),
@@ -59,7 +60,7 @@ def main() -> None:
         )
         report.add(case_fit, name, t_fit)
         report.add(case_pred, name, t_pred, rmse=err)
-    for peer in ("PerturbedVAE alpha=0", "CPA-like", "additive", "ridge"):
+    for peer in ("PerturbedVAE alpha=0", "no separation", "CPA-like", "additive", "ridge"):
         report.ratio(case_fit, "PerturbedVAE", peer)
         report.ratio(case_pred, "PerturbedVAE", peer)
     print(report.to_text())

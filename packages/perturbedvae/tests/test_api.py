@@ -26,10 +26,12 @@ def test_public_api_exact():
         "pearson_delta", "probe_accuracy",
     ]  # fmt: skip
     assert perturbedvae.data.__all__ == [
-        "CONTROL", "Screen", "Split", "canonical_condition", "read_screen", "semisynthetic_pbmc",
-        "simulate_screen",
+        "CONTROL", "Screen", "Split", "canonical_condition", "interaction_score", "read_screen",
+        "semisynthetic_pbmc", "simulate_screen",
     ]  # fmt: skip
-    assert perturbedvae.baselines.__all__ == ["Additive", "CPALike", "ControlMean", "Ridge"]
+    assert perturbedvae.baselines.__all__ == [
+        "Additive", "CPALike", "ControlMean", "NoSeparationVAE", "Ridge",
+    ]  # fmt: skip
     for mod in (perturbedvae, perturbedvae.data, perturbedvae.baselines):
         for name in mod.__all__:
             assert hasattr(mod, name)

@@ -90,3 +90,25 @@ def test_pearson_background_r2_probe():
         probe_accuracy(feats, labels[:10])
     with pytest.raises(ValueError, match="finite"):
         pearson_delta([np.nan, 1.0], [1.0, 2.0])
+
+
+def test_no_separation_ablation_trains_predicts_and_has_one_latent(split):
+    import dataclasses
+
+    from perturbedvae.baselines import NoSeparationVAE
+
+    m = NoSeparationVAE(100, 12, 14, hidden=32).fit(split.train, epochs=2, lr=1e-3)
+    pred = m.predict(["ctrl", *split.doubles[:2]], n_cells=10)
+    assert pred.mean.shape == (3, 100) and np.isfinite(pred.cells).all()
+    test = split.test
+    relabeled = dataclasses.replace(test, conditions=np.full(test.n_cells, "ctrl"))
+    free = m.latent(test, use_u=False)
+    assert free.shape == (test.n_cells, 14)
+    assert np.array_equal(free, m.latent(relabeled))
+    assert not np.allclose(free, m.latent(test))
+    a, b = split.doubles[0].split("+")  # the double's latent shift is the sum of its singles'
+    delta = m.delta.detach().numpy()
+    col = {p: i for i, p in enumerate(m.perturbations)}
+    assert np.allclose(delta[col[a]] + delta[col[b]], (delta[col[a]] + delta[col[b]]))
+    with pytest.raises(ValueError, match="expects"):
+        NoSeparationVAE(99, 12).fit(split.train, epochs=1)

@@ -9,7 +9,13 @@ import pytest
 
 anndata = pytest.importorskip("anndata")
 
-from perturbedvae.data import CONTROL, read_screen, semisynthetic_pbmc, simulate_screen  # noqa: E402
+from perturbedvae.data import (  # noqa: E402
+    CONTROL,
+    interaction_score,
+    read_screen,
+    semisynthetic_pbmc,
+    simulate_screen,
+)
 
 
 def _write(tmp_path, labels, X=None, name="s.h5ad", **obs):
@@ -135,9 +141,9 @@ def test_simulated_perturbation_share_of_variance():
     assert tr.X.var(0).sum() < ctrl_var / 0.85  # perturbations explain well under 15%
 
 
-def test_semisynthetic_pbmc():
+def test_semisynthetic_pbmc_shifts():
     pytest.importorskip("scanpy")
-    sp = semisynthetic_pbmc(n_cells=20, n_controls=40, seed=0)
+    sp = semisynthetic_pbmc(n_cells=20, n_controls=40, effects="shifts", min_interacting=0, seed=0)
     tr, te = sp.train, sp.test
     assert tr.n_genes == 765 and len(tr.perturbations) == 10 and len(sp.doubles) == 20
     assert (tr.X >= 0).all() and (te.X >= 0).all()
@@ -149,3 +155,70 @@ def test_semisynthetic_pbmc():
     ratio = peak / peak.min(1, keepdims=True)
     assert np.all(np.isclose(ratio, 1.0) | np.isclose(ratio, 1.5)) and np.any(ratio > 1.4)
     assert not set(sp.doubles) & set(tr.conditions)
+
+
+def _recomputed_scores(split):
+    tm = split.test.truth["true_means"]
+    out = {}
+    for d in split.doubles:
+        a, b = d.split("+")
+        out[d] = interaction_score(tm[CONTROL], tm[a], tm[b], tm[d])
+    return out
+
+
+def test_interaction_score_reference():
+    rng = np.random.default_rng(0)
+    c, a, b = rng.normal(size=(3, 50))
+    assert interaction_score(c, a, b, a + b - c) == pytest.approx(0.0, abs=1e-12)
+    ab = c + 0.3 * (a - c)  # far from additive
+    gap = np.linalg.norm((ab - c) - (a - c) - (b - c))
+    scale = max(np.linalg.norm(ab - c), np.linalg.norm(a + b - 2 * c))
+    assert interaction_score(c, a, b, ab) == pytest.approx(gap / scale)
+
+
+def test_synthetic_doubles_at_least_half_interact():
+    sp = simulate_screen(n_cells=20, n_controls=60, n_mc=4000, seed=1)
+    scores = _recomputed_scores(sp)
+    hot = [d for d, v in scores.items() if v >= 0.2]
+    assert sorted(hot) == sorted(sp.interacting) and len(hot) >= 10
+    assert set(sp.additive) == set(sp.doubles) - set(hot)
+    # two singles on disjoint nodes with no DAG path between them add up exactly
+    tr = sp.train.truth
+    M = np.linalg.inv(np.eye(6) - tr["W"])
+    reach = np.abs(tr["shifts"] @ M.T) > 0  # nodes each single moves
+    all_scores = tr["interaction_scores"]
+    for pair, v in all_scores.items():
+        a, b = (int(p[1:]) for p in pair.split("+"))
+        if not (reach[a] & reach[b]).any():
+            assert v < 1e-8
+    with pytest.raises(ValueError, match="min_interacting"):
+        simulate_screen(min_interacting=1.5)
+
+
+def test_background_shift_moves_background_genes_only_when_asked():
+    plain = simulate_screen(n_cells=20, n_controls=60, n_mc=2000, seed=2)
+    moved = simulate_screen(n_cells=20, n_controls=60, n_mc=2000, seed=2, bg_shift=1.5)
+    genes = np.unique(np.concatenate(plain.train.truth["genes_of_node"]))
+    others = np.setdiff1d(np.arange(100), genes)
+    for sp, lo, hi in ((plain, 0.0, 0.05), (moved, 0.05, np.inf)):
+        tm = sp.test.truth["true_means"]
+        change = np.abs(tm["P00"] - tm[CONTROL])[others].max()
+        assert lo <= change < hi
+    norms = np.linalg.norm(moved.train.truth["bg_shifts"], axis=1)
+    np.testing.assert_allclose(norms, 1.5)
+    # the true background latent is the unshifted one: the same draws as without the shift
+    np.testing.assert_array_equal(plain.train.truth["z_bg"], moved.train.truth["z_bg"])
+    with pytest.raises(ValueError, match="bg_shift"):
+        simulate_screen(bg_shift=-1.0)
+
+
+def test_semisynthetic_programs_interact_and_stay_sparse():
+    pytest.importorskip("scanpy")
+    sp = semisynthetic_pbmc(n_cells=20, n_controls=40, seed=1)
+    scores = _recomputed_scores(sp)
+    hot = sorted(d for d, v in scores.items() if v >= 0.2)
+    assert hot == sorted(sp.interacting) and len(hot) >= 10
+    eff = sp.train.truth["effects"]  # (single, cell type, gene)
+    assert np.all((np.abs(eff) > 0).sum(-1) <= int(0.05 * 765))
+    with pytest.raises(ValueError, match="effects"):
+        semisynthetic_pbmc(effects="random")

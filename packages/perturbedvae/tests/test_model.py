@@ -235,3 +235,91 @@ def test_predict_uses_common_random_numbers_across_conditions(model, split):
     both = model.predict(["ctrl", split.doubles[0]], n_cells=40, seed=3)
     alone = model.predict(["ctrl"], n_cells=40, seed=3)
     assert np.array_equal(both.mean[0], alone.mean[0])
+
+
+def _mmd_reference(mu, groups, mu0, kernel):
+    """Direct double loops over cell pairs (the U-statistic written out)."""
+    total, weight = 0.0, 0
+    m = len(mu0)
+    rr = np.mean([kernel(mu0[r], mu0[s]) for r in range(m) for s in range(m) if r != s])
+    for c in np.unique(groups[groups >= 0]):
+        rows = mu[groups == c]
+        n = len(rows)
+        if n < 2:
+            continue
+        pp = np.mean([kernel(rows[i], rows[j]) for i in range(n) for j in range(n) if i != j])
+        pr = np.mean([kernel(rows[i], mu0[r]) for i in range(n) for r in range(m)])
+        total += n * (pp + rr - 2 * pr)
+        weight += n
+    return total / weight
+
+
+def _gauss_mix(a, b):
+    d2, h2 = np.sum((a - b) ** 2), len(a)
+    return np.mean([np.exp(-d2 / (2 * s * h2)) for s in (0.25, 1.0, 4.0)])
+
+
+@pytest.mark.parametrize(("kind", "kernel"), [("mean", np.dot), ("mmd", _gauss_mix)])
+def test_alignment_term_matches_direct_computation(kind, kernel):
+    from perturbedvae._perturbedvae import alignment_term
+
+    rng = np.random.default_rng(0)
+    mu, mu0 = rng.normal(size=(13, 3)), rng.normal(size=(7, 3))
+    groups = np.array([0, 0, 1, 1, 1, 2, -1, 3, 3, 3, 3, 0, -1])  # group 2 has one cell: left out
+    got = alignment_term(torch.as_tensor(mu), torch.as_tensor(groups), torch.as_tensor(mu0), kind)
+    assert float(got) == pytest.approx(_mmd_reference(mu, groups, mu0, kernel), rel=1e-10)
+    if kind == "mean":  # = squared distance of the means, minus the within-group variances / n
+        one = torch.as_tensor(groups == 1)
+        g1 = alignment_term(torch.as_tensor(mu[groups == 1]), torch.zeros(3, dtype=torch.long),
+                            torch.as_tensor(mu0), "mean")  # fmt: skip
+        a, b = mu[one.numpy()], mu0
+        want = (
+            np.sum((a.mean(0) - b.mean(0)) ** 2)
+            - a.var(0, ddof=1).sum() / 3
+            - b.var(0, ddof=1).sum() / 7
+        )
+        assert float(g1) == pytest.approx(want, rel=1e-10)
+    with pytest.raises(ValueError, match="kind"):
+        alignment_term(torch.as_tensor(mu), torch.as_tensor(groups), torch.as_tensor(mu0), "l2")
+
+
+def test_group_mean_alignment_does_not_penalise_spread_unlike_random_partners():
+    """Same distribution for perturbed and control cells: the group-mean term is 0 in
+    expectation, the random-partner term is 2 tr Cov (it shrinks the background)."""
+    from perturbedvae._perturbedvae import alignment_term
+
+    g = torch.Generator().manual_seed(0)
+    vals, partner = [], []
+    for _ in range(400):
+        mu, mu0 = torch.randn(64, 4, generator=g), torch.randn(64, 4, generator=g)
+        groups = torch.arange(64) % 8
+        vals.append(float(alignment_term(mu, groups, mu0, "mean")))
+        partner.append(float(((mu - mu0) ** 2).sum(-1).mean()))
+    assert abs(np.mean(vals)) < 3 * np.std(vals) / np.sqrt(400)
+    assert np.mean(partner) == pytest.approx(8.0, rel=0.05)
+
+
+@pytest.mark.parametrize("align", ["mean", "mmd", "partner"])
+def test_every_alignment_trains(split, align):
+    m = PerturbedVAE(100, 12, hidden=16, alpha=1.0, align=align)
+    m.fit(split.train, epochs=1, lr=1e-3)
+    assert np.isfinite(m.history).all()
+    with pytest.raises(ValueError, match="align must be one of"):
+        PerturbedVAE(100, 12, align="pairs")
+
+
+def test_u_free_perturbation_latent_does_not_use_u(model, split):
+    test = split.test
+    relabeled = dataclasses.replace(test, conditions=np.full(test.n_cells, "ctrl"))
+    free = model.perturbation_latent(test, use_u=False)
+    assert np.array_equal(free, model.perturbation_latent(relabeled, use_u=False))
+    assert np.array_equal(free, model.perturbation_latent(relabeled))  # u = 0 is the control's
+    assert not np.allclose(free, model.perturbation_latent(test))
+
+
+def test_fit_callback_sees_every_epoch(split):
+    seen = []
+    PerturbedVAE(100, 12, hidden=8).fit(
+        split.train, epochs=3, callback=lambda e, m: seen.append((e, m.net.training))
+    )
+    assert seen == [(1, False), (2, False), (3, False)]

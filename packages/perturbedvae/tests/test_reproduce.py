@@ -3,58 +3,58 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from perturbedvae import _reproduce
 
+TINY = dataclasses.replace(
+    _reproduce.QUICK, seeds=(0, 1), epochs=2, syn_cells=24, syn_controls=80,
+    semi_cells=12, semi_controls=40, semi_epochs=1, pred_cells=30, semi_peers=True, cpa=True,
+)  # fmt: skip
+
+
+def _tiny(monkeypatch, *modules):
+    for mod in modules:
+        monkeypatch.setattr(mod, "QUICK", TINY)
+    real_sim = _reproduce.simulate_screen
+    monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a one-core share: the parts run here, patched
+
 
 def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     pytest.importorskip("scanpy")
     pytest.importorskip("matplotlib")
-    tiny = dataclasses.replace(
-        _reproduce.QUICK, seeds=(0, 1), epochs=2, syn_cells=24, syn_controls=80,
-        semi_cells=12, semi_controls=40, semi_epochs=1, pred_cells=30, semi_peers=True,
-    )  # fmt: skip
-    monkeypatch.setattr(_reproduce, "QUICK", tiny)
-    real_sim = _reproduce.simulate_screen
-    monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a one-core share: the parts run here, patched
+    _tiny(monkeypatch, _reproduce)
     res = _reproduce.reproduce(True, tmp_path, False)
     titles = [t.title for t in res.tables]
-    assert titles[0] == "Synthetic screen: held-out doubles" and len(titles) == 4
-    methods = list(res.tables[0].rows)
-    assert methods == [
-        "PerturbedVAE", "PerturbedVAE α=0", "CPA-like", "additive", "ridge", "control mean",
+    assert titles[0].startswith("Interacting held-out doubles") and len(titles) == 7
+    head = res.tables[0]
+    assert head.columns[:3] == ["syn RMSE", "syn RMSE top-20 DE", "syn Pearson Δ"]
+    assert list(head.rows) == [
+        "PerturbedVAE", "PerturbedVAE α=0", "no separation", "CPA-like", "additive", "ridge",
+        "control mean",
     ]  # fmt: skip
-    assert res.tables[0].rows["additive"]["RMSE"].se > 0  # two seeds -> a standard error
-    assert len(res.checks) == 15
+    assert head.rows["additive"]["semi RMSE"].se > 0  # two seeds -> a standard error
+    assert titles[1] == "Additive held-out doubles"
+    assert len(res.checks) == 25
+    assert sum(k.startswith("a ") for k in res.checks) == 6
     assert res.checks["5 A exactly zero on and above the diagonal after training"]
     assert res.checks["5 closed-form KL = 1e5-sample Monte Carlo within 1%"]
-    assert res.checks["5 read_screen parses GEARS- and Norman-style labels"]
     for fig in res.figures:
         assert fig.exists() and fig.suffix == ".png"
     assert {f.name for f in res.figures} >= {"delta_scatter.png", "background_r2.png"}
-    assert "RMSE" in res.headline
+    assert "interacting" in res.headline
 
 
 def test_staged_parts_assemble_like_one_process_run(tmp_path, monkeypatch):
     pytest.importorskip("scanpy")
     pytest.importorskip("matplotlib")
-    import json
-
     from perturbedvae import staged
 
-    tiny = dataclasses.replace(
-        _reproduce.QUICK, seeds=(0, 1), epochs=1, syn_cells=24, syn_controls=80,
-        semi_cells=12, semi_controls=40, semi_epochs=1, pred_cells=30, semi_peers=True,
-    )  # fmt: skip
-    monkeypatch.setattr(staged, "QUICK", tiny)
-    monkeypatch.setattr(_reproduce, "QUICK", tiny)
-    real_sim = _reproduce.simulate_screen
-    monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a one-core share: the parts run here, patched
-    for part in ("syn", "semi"):
+    _tiny(monkeypatch, _reproduce, staged)
+    for part in _reproduce.PARTS:
         for seed in (0, 1):
             args = ["part", "--quick", "--no-progress", "--part", part, "--seed", str(seed)]
             assert staged.main([*args, "--out", str(tmp_path)]) == 0
@@ -62,5 +62,16 @@ def test_staged_parts_assemble_like_one_process_run(tmp_path, monkeypatch):
     res = json.loads((tmp_path / "result.json").read_text())
     one = _reproduce.reproduce(True, tmp_path / "one", False)
     assert res["checks"] == one.checks
-    ours = one.tables[0].rows["PerturbedVAE"]["RMSE"].mean
-    assert res["tables"][0]["rows"]["PerturbedVAE"]["RMSE"]["mean"] == pytest.approx(ours)
+    ours = one.tables[0].rows["PerturbedVAE"]["syn RMSE"].mean
+    assert res["tables"][0]["rows"]["PerturbedVAE"]["syn RMSE"]["mean"] == pytest.approx(ours)
+
+
+def test_validate_scores_singles_only(monkeypatch):
+    _tiny(monkeypatch, _reproduce)
+    seen = []
+    real = _reproduce._score_doubles
+    monkeypatch.setattr(_reproduce, "_score_doubles", lambda *a, **k: seen.append(1) or real(*a))
+    rows = _reproduce.validate(TINY, "syn", 0, {"alpha": [0.0, 1.0]}, every=1)
+    assert [(r["alpha"], r["epochs"]) for r in rows] == [(0.0, 1), (0.0, 2), (1.0, 1), (1.0, 2)]
+    assert not seen  # the held-out doubles are never scored
+    assert all(0 <= r["val probe from ẑ_ι"] <= 1 and r["val RMSE"] > 0 for r in rows)

@@ -4,6 +4,9 @@
 * :class:`Additive`: control mean + Σ_p (pseudobulk(p) − control mean) over the combination's singles.
 * :class:`Ridge`: ridge regression from the multi-hot u to the pseudobulk of each training
   condition (intercept unpenalised), λ chosen by leave-one-condition-out cross-validation.
+* :class:`NoSeparationVAE`: the ablation of PerturbedVAE's background / perturbation split:
+  one latent z (of size d_ι + d_ν) inferred from x and u, prior N(Δu, I) (each perturbation a
+  learned latent shift), the same decoder, sizes, warm-up and epochs.
 * :class:`CPALike`: an autoencoder in the spirit of CPA (Lotfollahi et al., 2023): a basal latent
   made u-independent by an adversarial perturbation classifier behind gradient reversal, learned
   perturbation embeddings added in latent space, a Gaussian decoder with per-gene variance.
@@ -27,7 +30,7 @@ from icml26_shared.experiment import progress as progress_bar
 from ._data import CONTROL, Screen, _parse_label, encode_conditions
 from ._perturbedvae import Prediction, mlp
 
-__all__ = ["Additive", "CPALike", "ControlMean", "Ridge"]
+__all__ = ["Additive", "CPALike", "ControlMean", "NoSeparationVAE", "Ridge"]
 
 
 class _MeanPeer:
@@ -181,17 +184,7 @@ class CPALike:
         batch_size: int = 64, progress: bool | None = None,
     ) -> CPALike:  # fmt: skip
         """Adam on the Gaussian NLL + adversarial BCE (gradient reversal); returns ``self``."""
-        if not isinstance(screen, Screen):
-            raise TypeError(
-                f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}"
-            )
-        if screen.n_genes != self.n_genes or len(screen.perturbations) != self.n_perts:
-            raise ValueError(
-                f"screen has {screen.n_genes} genes / {len(screen.perturbations)} perturbations, "
-                f"the model expects {self.n_genes} / {self.n_perts}"
-            )
-        if not screen.is_control.any():
-            raise ValueError("screen has no control cells (condition 'ctrl')")
+        _check_peer_screen(screen, self.n_genes, self.n_perts)
         check_positive_int(epochs, "epochs")
         torch.manual_seed(seed)
         gen = torch.Generator().manual_seed(seed)
@@ -254,3 +247,121 @@ class CPALike:
         return Prediction(
             conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64)
         )
+
+
+class NoSeparationVAE:
+    """PerturbedVAE without the background / perturbation separation (the ablation).
+
+    One latent z ∈ R^{d_latent} with q(z | x, u) (a Gaussian MLP encoder that sees u) and prior
+    p(z | u) = N(Δu, I); decoder and per-gene Gaussian variance as PerturbedVAE's, KL warm-up over
+    the first ``warmup`` of the steps, L1 ``l1`` on Δ. Prediction encodes control cells with
+    u = 0, adds Δu′ to their posterior means and decodes.
+    """
+
+    def __init__(
+        self, n_genes: int, n_perts: int, d_latent: int = 14, *, hidden: int = 256,
+        l1: float = 1e-3, delta_init: float = 0.5,
+    ) -> None:  # fmt: skip
+        self.n_genes = check_positive_int(n_genes, "n_genes")
+        self.n_perts = check_positive_int(n_perts, "n_perts")
+        self.d_latent = check_positive_int(d_latent, "d_latent")
+        self.hidden = check_positive_int(hidden, "hidden")
+        self.l1 = check_positive(l1, "l1", strict=False)
+        self.delta_init = check_positive(delta_init, "delta_init")
+
+    def fit(
+        self, screen: Screen, epochs: int = 100, seed: int = 0, *, lr: float = 1e-4,
+        batch_size: int = 64, warmup: float = 0.25, progress: bool | None = None,
+    ) -> NoSeparationVAE:  # fmt: skip
+        """Adam on the negative ELBO (+ L1 on Δ); returns ``self``."""
+        _check_peer_screen(screen, self.n_genes, self.n_perts)
+        check_positive_int(epochs, "epochs")
+        check_positive_int(batch_size, "batch_size")
+        torch.manual_seed(seed)
+        gen = torch.Generator().manual_seed(seed)
+        self.perturbations = tuple(screen.perturbations)
+        self.seen = {p for p, used in zip(self.perturbations, screen.U.any(0)) if used}
+        X = torch.as_tensor(screen.X, dtype=torch.float32)
+        U = torch.as_tensor(screen.U, dtype=torch.float32)
+        self.x_mean, self.x_std = X.mean(0), X.std(0).clamp_min(1e-3)
+        d = self.d_latent
+        self.enc = mlp(self.n_genes + self.n_perts, self.hidden, 2 * d)
+        self.dec = mlp(d, self.hidden, self.n_genes)
+        self.delta = nn.Parameter(self.delta_init * torch.randn(self.n_perts, d))
+        self.log_var = nn.Parameter(torch.zeros(self.n_genes))
+        params = [*self.enc.parameters(), *self.dec.parameters(), self.delta, self.log_var]
+        opt = torch.optim.Adam(params, lr=lr)
+        self._controls = screen.X[screen.is_control]
+        n = len(X)
+        warm = warmup * epochs * math.ceil(n / batch_size)
+        step = 0
+        on = sys.stderr.isatty() if progress is None else progress
+        for _ in progress_bar(range(epochs), enabled=on, total=epochs, desc="no separation"):
+            order = torch.randperm(n, generator=gen)
+            for start in range(0, n, batch_size):
+                idx = order[start : start + batch_size]
+                xs = (X[idx] - self.x_mean) / self.x_std
+                mu, lv = self._encode(xs, U[idx])
+                z = mu + torch.exp(0.5 * lv) * torch.randn(mu.shape, generator=gen)
+                h = self.dec(z)
+                nll = 0.5 * (((xs - h) ** 2) * torch.exp(-self.log_var) + self.log_var).sum(-1)
+                prior_mu = U[idx] @ self.delta
+                kl = 0.5 * ((mu - prior_mu) ** 2 + torch.exp(lv) - 1 - lv).sum(-1)
+                beta = min(1.0, (step + 1) / warm) if warm > 0 else 1.0
+                loss = (nll + beta * kl).mean() + self.l1 * self.delta.abs().sum()
+                step += 1
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        return self
+
+    def _encode(self, xs: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        out = self.enc(torch.cat([xs, u], -1))
+        return out[:, : self.d_latent], out[:, self.d_latent :].clamp(-12, 8)
+
+    def latent(self, screen: Screen, *, use_u: bool = True) -> NDArray[np.float64]:
+        """Posterior means of z for the cells of ``screen`` (``use_u=False``: u = 0)."""
+        if not hasattr(self, "seen"):
+            raise RuntimeError("call fit(screen) first")
+        x = (torch.as_tensor(screen.X, dtype=torch.float32) - self.x_mean) / self.x_std
+        u = torch.as_tensor(screen.U, dtype=torch.float32)
+        with torch.no_grad():
+            return self._encode(x, u if use_u else 0 * u)[0].numpy().astype(np.float64)
+
+    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+        """Encode control cells (u = 0), add Δu′ in latent space, decode (+ noise)."""
+        if not hasattr(self, "seen"):
+            raise RuntimeError("call fit(screen) first")
+        conds = _parse_request(conditions, self.seen)
+        check_positive_int(n_cells, "n_cells")
+        rng = np.random.default_rng(seed)
+        gen = torch.Generator().manual_seed(seed)
+        U = torch.as_tensor(encode_conditions(conds, self.perturbations), dtype=torch.float32)
+        sd = torch.exp(0.5 * self.log_var) * self.x_std
+        cells, means = [], []
+        with torch.no_grad():
+            x0 = torch.as_tensor(
+                self._controls[rng.integers(0, len(self._controls), n_cells)], dtype=torch.float32
+            )
+            mu, _ = self._encode(
+                (x0 - self.x_mean) / self.x_std, torch.zeros(n_cells, self.n_perts)
+            )
+            for k in range(len(conds)):
+                m = self.dec(mu + U[k] @ self.delta) * self.x_std + self.x_mean
+                cells.append((m + sd * torch.randn(m.shape, generator=gen)).numpy())
+                means.append(m.mean(0).numpy())
+        return Prediction(
+            conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64)
+        )
+
+
+def _check_peer_screen(screen: Screen, n_genes: int, n_perts: int) -> None:
+    if not isinstance(screen, Screen):
+        raise TypeError(f"screen must be a perturbedvae.data.Screen, got {type(screen).__name__}")
+    if screen.n_genes != n_genes or len(screen.perturbations) != n_perts:
+        raise ValueError(
+            f"screen has {screen.n_genes} genes / {len(screen.perturbations)} perturbations, "
+            f"the model expects {n_genes} / {n_perts}"
+        )
+    if not screen.is_control.any():
+        raise ValueError("screen has no control cells (condition 'ctrl')")

@@ -32,6 +32,7 @@ __all__ = [
     "Screen",
     "Split",
     "canonical_condition",
+    "interaction_score",
     "read_screen",
     "semisynthetic_pbmc",
     "simulate_screen",
@@ -164,12 +165,19 @@ class Split:
     """Train screen (controls + singles) and the held-out test screen.
 
     ``test`` holds held-out controls, held-out cells of the seen singles and every cell of the
-    held-out combinations listed in ``doubles``.
+    held-out combinations listed in ``doubles``; ``interacting`` lists the doubles whose true
+    effect is not the sum of their singles' (see :func:`interaction_scores`).
     """
 
     train: Screen
     test: Screen
     doubles: list[str]
+    interacting: list[str] = field(default_factory=list)
+
+    @property
+    def additive(self) -> list[str]:
+        """The held-out doubles that do not interact (Δ_ab ≈ Δ_a + Δ_b)."""
+        return [d for d in self.doubles if d not in self.interacting]
 
     @property
     def singles(self) -> list[str]:
@@ -285,6 +293,62 @@ def read_screen(
 
 
 # --------------------------------------------------------------------------------------------
+# interacting doubles
+
+
+def interaction_score(
+    ctrl: NDArray[np.float64],
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    ab: NDArray[np.float64],
+) -> float:
+    """Non-additivity of a double from true condition means: ‖Δ_ab − Δ_a − Δ_b‖ / max(‖Δ_ab‖,
+    ‖Δ_a + Δ_b‖), Δ = mean − control mean. 0 for an additive pair.
+
+    >>> c = np.zeros(3); a = np.array([1.0, 0, 0]); b = np.array([0, 1.0, 0])
+    >>> interaction_score(c, a, b, a + b), round(interaction_score(c, a, b, 0.5 * (a + b)), 3)
+    (0.0, 0.5)
+    """
+    additive = (a - ctrl) + (b - ctrl)
+    gap = float(np.linalg.norm((ab - ctrl) - additive))
+    scale = max(float(np.linalg.norm(ab - ctrl)), float(np.linalg.norm(additive)), 1e-12)
+    return gap / scale
+
+
+def _choose_doubles(
+    scores: dict[tuple[int, int], float],
+    n_doubles: int,
+    min_interacting: float,
+    threshold: float,
+    rng: np.random.Generator,
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """``n_doubles`` pairs, at least ``ceil(min_interacting · n_doubles)`` of them with a score
+    ≥ ``threshold`` (all there are, with a warning, if fewer); returns (pairs, interacting)."""
+    pairs = list(scores)
+    hot = [p for p in pairs if scores[p] >= threshold]
+    need = int(np.ceil(min_interacting * n_doubles))
+    if len(hot) < need:
+        warnings.warn(
+            f"only {len(hot)} of {len(pairs)} pairs interact (score >= {threshold}); "
+            f"min_interacting={min_interacting} asks for {need} of {n_doubles} doubles",
+            UserWarning,
+            stacklevel=3,
+        )
+        need = len(hot)
+    first = [hot[i] for i in rng.choice(len(hot), size=need, replace=False)]
+    rest = [p for p in pairs if p not in first]
+    chosen = first + [rest[i] for i in rng.choice(len(rest), size=n_doubles - need, replace=False)]
+    return chosen, [p for p in chosen if scores[p] >= threshold]
+
+
+def _check_interaction_args(min_interacting: float, threshold: float) -> None:
+    if not 0 <= min_interacting <= 1:
+        raise ValueError(f"min_interacting must be in [0, 1], got {min_interacting}")
+    if not threshold > 0:
+        raise ValueError(f"interaction_threshold must be > 0, got {threshold}")
+
+
+# --------------------------------------------------------------------------------------------
 # synthetic screen with known ground truth
 
 
@@ -305,6 +369,9 @@ def simulate_screen(
     noise_sd: float = 0.3,
     heldout: float = 0.25,
     n_mc: int = 20000,
+    bg_shift: float = 0.0,
+    min_interacting: float = 0.5,
+    interaction_threshold: float = 0.2,
     seed: int = 0,
 ) -> Split:
     """A synthetic screen with known background and perturbation latents.
@@ -312,14 +379,20 @@ def simulate_screen(
     Generative model: z_ι ~ N(0, I_{d_bg}); z_ν = W z_ν + Σ_p u_p δ_p + ε with W strictly
     lower-triangular (edge probability 0.5, |w| ~ U[0.5, 1]) and ε ~ N(0, 0.5²), so
     z_ν = (I − W)⁻¹(Δu + ε); each single shifts 1–2 nodes by ±U[1.5, 3], a double adds two
-    shifts. x = g*(z_ι, z_ν) + noise with g* a two-layer leaky-ReLU (slope 0.2) map: 3 d_bg hidden
-    units read z_ι and feed every gene, 2 hidden units per node read z_ν and feed ≤ 10 genes; the
-    z_ν part is scaled to explain 8% of expression variance over the training cells. Noise is
-    N(0, noise_sd²), or Poisson counts on 5·softplus(·) with ``noise="poisson"``.
+    shifts. x = g*(z_ι + Bu, z_ν) + noise with g* a two-layer leaky-ReLU (slope 0.2) map: 3 d_bg
+    hidden units read z_ι and feed every gene, 2 hidden units per node read z_ν and feed ≤ 10
+    genes; the z_ν part is scaled to explain 8% of expression variance over the training cells.
+    B is 0 unless ``bg_shift`` > 0: then each single also moves the background input by a random
+    vector b_p of norm ``bg_shift`` (perturbations that shift background genes; the true z_ι
+    kept in ``truth`` is the unshifted one). Noise is N(0, noise_sd²), or Poisson counts on
+    5·softplus(·) with ``noise="poisson"``.
 
     Train: controls + singles (1 − ``heldout`` of their cells); test: the held-out cells and all
-    cells of ``n_doubles`` random pairs of singles. ``truth`` holds ``z_bg``, ``z_pert`` per cell
-    and ``true_means`` (Monte Carlo noise-free means, ``n_mc`` draws per condition).
+    cells of ``n_doubles`` pairs of singles, at least ``min_interacting`` of them interacting
+    (:func:`interaction_score` of the true means ≥ ``interaction_threshold``), the rest drawn
+    from all remaining pairs. ``truth`` holds ``z_bg``, ``z_pert`` per cell, ``true_means``
+    (Monte Carlo noise-free means, ``n_mc`` common draws per condition) and
+    ``interaction_scores`` (every pair).
     """
     for name, v in [("n_cells", n_cells), ("n_controls", n_controls), ("n_singles", n_singles)]:
         check_positive_int(v, name, minimum=2)
@@ -329,6 +402,9 @@ def simulate_screen(
         raise ValueError(f"noise must be 'gaussian' or 'poisson', got {noise!r}")
     if not 0 < heldout < 1:
         raise ValueError(f"heldout must be in (0, 1), got {heldout}")
+    if not bg_shift >= 0:
+        raise ValueError(f"bg_shift must be >= 0, got {bg_shift}")
+    _check_interaction_args(min_interacting, interaction_threshold)
     n_pairs = n_singles * (n_singles - 1) // 2
     if not 1 <= n_doubles <= n_pairs:
         raise ValueError(f"n_doubles must be in [1, {n_pairs}], got {n_doubles}")
@@ -350,6 +426,8 @@ def simulate_screen(
     W2_nu = np.zeros((n_genes, d_pert, 2))
     for k in range(d_pert):
         W2_nu[genes_of[k], k, :] = rng.normal(size=(10, 2))
+    bg_dirs = rng.normal(size=(n_singles, d_bg))
+    bg_shifts = bg_shift * bg_dirs / np.linalg.norm(bg_dirs, axis=1, keepdims=True)
     names = tuple(f"P{p:02d}" for p in range(n_singles))
 
     def latents(n: int, u: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
@@ -358,20 +436,17 @@ def simulate_screen(
         z_nu = (u @ shifts + eps) @ M.T
         return z_bg, z_nu
 
-    def parts(z_bg: NDArray, z_nu: NDArray) -> tuple[NDArray, NDArray]:
-        bg = _leaky(z_bg @ W1_bg.T + b_bg) @ W2_bg.T
-        hid = _leaky(z_nu[:, :, None] * W1_nu + b_nu)  # (n, d_pert, 2)
-        return bg, np.einsum("nkh,gkh->ng", hid, W2_nu)
+    W2_nu_flat = W2_nu.reshape(n_genes, 2 * d_pert).T
 
-    all_pairs = list(combinations(range(n_singles), 2))
-    pairs = [all_pairs[i] for i in rng.choice(n_pairs, size=n_doubles, replace=False)]
-    conds: list[tuple[str, NDArray[np.float64], int]] = [(CONTROL, np.zeros(n_singles), n_controls)]
-    for p in range(n_singles):
-        conds.append((names[p], np.eye(n_singles)[p], n_cells))
-    for a, b in pairs:
-        conds.append(
-            (f"{names[a]}+{names[b]}", np.eye(n_singles)[a] + np.eye(n_singles)[b], n_cells)
-        )
+    def part_bg(z_bg: NDArray) -> NDArray:
+        return _leaky(z_bg @ W1_bg.T + b_bg) @ W2_bg.T
+
+    def part_nu(z_nu: NDArray) -> NDArray:
+        hid = _leaky(z_nu[:, :, None] * W1_nu + b_nu)  # (n, d_pert, 2)
+        return hid.reshape(len(z_nu), -1) @ W2_nu_flat
+
+    def parts(z_bg: NDArray, z_nu: NDArray) -> tuple[NDArray, NDArray]:
+        return part_bg(z_bg), part_nu(z_nu)
 
     # scale of the z_nu part: 8% of the expression variance over controls + singles
     u_mc = np.repeat(np.eye(n_singles + 1)[:, 1:], 4000 // (n_singles + 1) + 1, axis=0)
@@ -380,51 +455,80 @@ def simulate_screen(
     scale = np.sqrt(0.08 / 0.92 * bg.var(axis=0).sum() / max(nu.var(axis=0).sum(), 1e-12))
     offset = -bg.mean(axis=0)
 
-    def expression(z_bg: NDArray, z_nu: NDArray) -> NDArray:
-        bg_, nu_ = parts(z_bg, z_nu)
+    def expression(z_bg: NDArray, z_nu: NDArray, u: NDArray) -> NDArray:
+        bg_, nu_ = parts(z_bg + u @ bg_shifts, z_nu)
         return bg_ + offset + scale * nu_
 
     # common random numbers for the noise-free means: the background cancels in every Δ
     mc_rng = np.random.default_rng([seed, 1])
     zb_mc = mc_rng.normal(size=(n_mc, d_bg))
     eps_mc = mc_rng.normal(scale=0.5, size=(n_mc, d_pert))
-    Xs, cs, zbs, zns, true_means = [], [], [], [], {}
+
+    bg_mc = part_bg(zb_mc) + offset  # reused where a condition does not move the background
+
+    def true_mean(u: NDArray) -> NDArray:
+        bg_u = part_bg(zb_mc + u @ bg_shifts) + offset if bg_shift > 0 else bg_mc
+        nu_u = scale * part_nu((u @ shifts + eps_mc) @ M.T)
+        if noise == "poisson":
+            return (5.0 * np.logaddexp(0.0, bg_u + nu_u)).mean(axis=0)
+        return bg_u.mean(axis=0) + nu_u.mean(axis=0)
+
+    eye = np.eye(n_singles)
+    true_means = {CONTROL: true_mean(np.zeros(n_singles))}
+    true_means |= {names[p]: true_mean(eye[p]) for p in range(n_singles)}
+    scores = {}
+    for a, b in combinations(range(n_singles), 2):
+        true_means[f"{names[a]}+{names[b]}"] = tm = true_mean(eye[a] + eye[b])
+        scores[(a, b)] = interaction_score(
+            true_means[CONTROL], true_means[names[a]], true_means[names[b]], tm
+        )
+    pairs, hot = _choose_doubles(scores, n_doubles, min_interacting, interaction_threshold, rng)
+    conds: list[tuple[str, NDArray[np.float64], int]] = [(CONTROL, np.zeros(n_singles), n_controls)]
+    conds += [(names[p], eye[p], n_cells) for p in range(n_singles)]
+    conds += [(f"{names[a]}+{names[b]}", eye[a] + eye[b], n_cells) for a, b in pairs]
+    Xs, cs, zbs, zns = [], [], [], []
     for name, u, n in conds:
         u_rows = np.tile(u, (n, 1))
         z_bg, z_nu = latents(n, u_rows)
-        mean = expression(z_bg, z_nu)
-        signal_mc = expression(zb_mc, (u @ shifts + eps_mc) @ M.T)
+        mean = expression(z_bg, z_nu, u_rows)
         if noise == "gaussian":
             Xs.append(mean + rng.normal(scale=noise_sd, size=mean.shape))
-            true_means[name] = signal_mc.mean(axis=0)
         else:
-            rate = 5.0 * np.logaddexp(0.0, mean)
-            Xs.append(rng.poisson(rate).astype(np.float64))
-            true_means[name] = (5.0 * np.logaddexp(0.0, signal_mc)).mean(axis=0)
+            Xs.append(rng.poisson(5.0 * np.logaddexp(0.0, mean)).astype(np.float64))
         cs += [name] * n
         zbs.append(z_bg)
         zns.append(z_nu)
-    X = np.concatenate(Xs)
+    used = {c for c, _, _ in conds}
     truth = {
         "z_bg": np.concatenate(zbs),
         "z_pert": np.concatenate(zns),
-        "true_means": true_means,
+        "true_means": {c: m for c, m in true_means.items() if c in used},
+        "interaction_scores": {f"{names[a]}+{names[b]}": v for (a, b), v in scores.items()},
         "W": W,
         "shifts": shifts,
+        "bg_shifts": bg_shifts,
         "genes_of_node": genes_of,
     }
     genes = tuple(f"g{g:03d}" for g in range(n_genes))
-    screen = Screen(X, np.array(cs), names, genes, None, noise == "poisson", truth)
-    return _split(screen, [c for c, _, _ in conds[n_singles + 1 :]], heldout, rng)
+    screen = Screen(np.concatenate(Xs), np.array(cs), names, genes, None, noise == "poisson", truth)
+    doubles = [c for c, _, _ in conds[n_singles + 1 :]]
+    hot_names = [f"{names[a]}+{names[b]}" for a, b in hot]
+    return _split(screen, doubles, heldout, rng, hot_names)
 
 
-def _split(screen: Screen, doubles: list[str], heldout: float, rng: np.random.Generator) -> Split:
+def _split(
+    screen: Screen,
+    doubles: list[str],
+    heldout: float,
+    rng: np.random.Generator,
+    interacting: list[str],
+) -> Split:
     is_double = np.isin(screen.conditions, doubles)
     test = is_double.copy()
     for c in np.unique(screen.conditions[~is_double]):
         idx = np.flatnonzero(screen.conditions == c)
         test[rng.choice(idx, size=max(1, round(heldout * idx.size)), replace=False)] = True
-    return Split(screen.subset(~test), screen.subset(test), list(doubles))
+    return Split(screen.subset(~test), screen.subset(test), list(doubles), interacting)
 
 
 # --------------------------------------------------------------------------------------------
@@ -453,27 +557,46 @@ def semisynthetic_pbmc(
     n_singles: int = 10,
     n_doubles: int = 20,
     *,
+    effects: str = "programs",
+    n_programs: int = 4,
     n_interactions: int = 3,
+    min_interacting: float = 0.5,
+    interaction_threshold: float = 0.2,
     heldout: float = 0.25,
     seed: int = 0,
 ) -> Split:
     """Planted perturbations on real PBMC backgrounds (``pbmc68k_reduced``, 700 × 765, ``.raw``).
 
-    Cells are split 50/50 within each ``bulk_labels`` type into a train and a test pool. Each
-    single shifts ≤ 5% of genes by ±U[0.5, 1.5], scaled ×1.5 in a random half of the cell types;
-    a double adds its two shifts, plus a 3-gene interaction (±U[0.5, 1.5]) for
-    ``n_interactions`` of the pairs. A condition resamples pool cells, adds its shift and
-    N(0, 0.05²) jitter and clips at 0. Train conditions (controls, singles) draw from the train
-    pool, held-out cells and doubles from the test pool. ``truth`` holds per cell ``cell_type``
-    (integer codes; names in ``cell_types``) and ``pcs`` (the source cell's top-10 PCs), and
-    ``true_means`` (the shift applied to the whole test pool without jitter).
+    Cells are split 50/50 within each ``bulk_labels`` type into a train and a test pool.
+
+    * ``effects="programs"`` (default): ``n_programs`` gene programs, each on 2.5% of the genes;
+      each single moves the activity of 1–2 programs by ±U[1, 2], a double adds the two
+      activities, and a program's genes respond through two leaky-ReLU units (slope 0.2, random
+      kinks in [−1, 1], as the synthetic screen's z_ν part), so doubles that share a program
+      interact and the others add. Each program's response is ×1.5 in a random half of the
+      cell types. A single touches ≤ 5% of the genes.
+    * ``effects="shifts"``: each single shifts ≤ 5% of genes by ±U[0.5, 1.5] (×1.5 in a random
+      half of the cell types); a double adds its two shifts, plus a random 3-gene interaction
+      (±U[0.5, 1.5]) for ``n_interactions`` of the candidate pairs.
+
+    A condition resamples pool cells, adds its effect and N(0, 0.05²) jitter and clips at 0.
+    Train conditions (controls, singles) draw from the train pool, held-out cells and doubles
+    from the test pool. At least ``min_interacting`` of the ``n_doubles`` held-out doubles
+    interact (:func:`interaction_score` of the true means ≥ ``interaction_threshold``).
+    ``truth`` holds per cell ``cell_type`` (integer codes; names in ``cell_types``) and ``pcs``
+    (the source cell's top-10 PCs), ``true_means`` (the effect applied to the whole test pool
+    without jitter) and ``interaction_scores`` (every pair).
     """
     import anndata
 
     check_positive_int(n_singles, "n_singles", minimum=2)
+    check_positive_int(n_programs, "n_programs")
+    if effects not in ("programs", "shifts"):
+        raise ValueError(f"effects must be 'programs' or 'shifts', got {effects!r}")
+    _check_interaction_args(min_interacting, interaction_threshold)
     n_pairs = n_singles * (n_singles - 1) // 2
-    if not n_interactions <= n_doubles <= n_pairs:
-        raise ValueError(f"n_doubles must be in [{n_interactions}, {n_pairs}], got {n_doubles}")
+    if not 1 <= n_doubles <= n_pairs:
+        raise ValueError(f"n_doubles must be in [1, {n_pairs}], got {n_doubles}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         adata = anndata.read_h5ad(_pbmc_path())
@@ -493,60 +616,99 @@ def semisynthetic_pbmc(
         half = (idx.size + 1) // 2
         pool_train += idx[:half].tolist()
         pool_test += idx[half:].tolist()
-    G = base.shape[1]
-    n_hit = max(1, int(0.05 * G))
-    effects = np.zeros((n_singles, len(type_names), G))
-    for p in range(n_singles):
-        hit = rng.choice(G, size=n_hit, replace=False)
-        eff = np.zeros(G)
-        eff[hit] = rng.uniform(0.5, 1.5, n_hit) * rng.choice([-1, 1], n_hit)
-        boosted = rng.random(len(type_names)) < 0.5
-        effects[p] = eff[None, :] * np.where(boosted, 1.5, 1.0)[:, None]
-    names = tuple(f"PERT{p}" for p in range(n_singles))
+    G, T = base.shape[1], len(type_names)
     all_pairs = list(combinations(range(n_singles), 2))
-    pairs = [all_pairs[i] for i in rng.choice(n_pairs, size=n_doubles, replace=False)]
-    interaction: dict[tuple[int, int], NDArray[np.float64]] = {}
-    for a, b in pairs[:n_interactions]:
-        extra = np.zeros(G)
-        hit = rng.choice(G, size=3, replace=False)
-        extra[hit] = rng.uniform(0.5, 1.5, 3) * rng.choice([-1, 1], 3)
-        interaction[(a, b)] = extra
+    if effects == "programs":
+        n_prog_genes = max(1, int(0.025 * G))
+        prog_genes = [rng.choice(G, size=n_prog_genes, replace=False) for _ in range(n_programs)]
+        W1 = rng.uniform(0.7, 1.3, (n_programs, 2)) * rng.choice([-1, 1], (n_programs, 2))
+        b1 = rng.uniform(-1.0, 1.0, (n_programs, 2))
+        W2 = np.zeros((n_programs, 2, G))
+        for k in range(n_programs):
+            W2[k][:, prog_genes[k]] = rng.uniform(0.5, 1.0, (2, n_prog_genes)) * rng.choice(
+                [-1, 1], (2, n_prog_genes)
+            )
+        type_scale = np.where(rng.random((n_programs, T)) < 0.5, 1.5, 1.0)
+        activity = np.zeros((n_singles, n_programs))
+        for p in range(n_singles):
+            hit = rng.choice(n_programs, size=rng.integers(1, 3), replace=False)
+            activity[p, hit] = rng.uniform(1.0, 2.0, hit.size) * rng.choice([-1, 1], hit.size)
 
-    def shift(members: tuple[int, ...], cell_types: NDArray[np.intp]) -> NDArray[np.float64]:
-        out = sum((effects[p][cell_types] for p in members), np.zeros((cell_types.size, G)))
-        return out + interaction.get(members, np.zeros(G))  # type: ignore[arg-type]
+        def response(a: NDArray[np.float64]) -> NDArray[np.float64]:  # (K,) -> (K, G)
+            h = _leaky(a[:, None] * W1 + b1) - _leaky(b1)
+            return np.einsum("kh,khg->kg", h, W2)
 
-    conds: list[tuple[str, tuple[int, ...], int, list[int]]] = [
-        (CONTROL, (), n_controls, pool_train)
-    ]
-    conds += [(names[p], (p,), n_cells, pool_train) for p in range(n_singles)]
+        def effect_of(members: tuple[int, ...]) -> NDArray[np.float64]:  # (T, G)
+            a = activity[list(members)].sum(0) if members else np.zeros(n_programs)
+            return type_scale.T @ response(a)
+
+        extra_of: dict[tuple[int, int], NDArray[np.float64]] = {}
+        effects_single = np.stack([effect_of((p,)) for p in range(n_singles)])
+    else:
+        n_hit = max(1, int(0.05 * G))
+        effects_single = np.zeros((n_singles, T, G))
+        for p in range(n_singles):
+            hit = rng.choice(G, size=n_hit, replace=False)
+            eff = np.zeros(G)
+            eff[hit] = rng.uniform(0.5, 1.5, n_hit) * rng.choice([-1, 1], n_hit)
+            boosted = rng.random(T) < 0.5
+            effects_single[p] = eff[None, :] * np.where(boosted, 1.5, 1.0)[:, None]
+        extra_of = {}
+        for i in rng.choice(n_pairs, size=min(n_interactions, n_pairs), replace=False):
+            extra = np.zeros(G)
+            hit = rng.choice(G, size=3, replace=False)
+            extra[hit] = rng.uniform(0.5, 1.5, 3) * rng.choice([-1, 1], 3)
+            extra_of[all_pairs[i]] = extra
+
+        def effect_of(members: tuple[int, ...]) -> NDArray[np.float64]:
+            out = sum((effects_single[p] for p in members), np.zeros((T, G)))
+            return out + extra_of.get(members, np.zeros(G))  # type: ignore[arg-type]
+
+    table = {m: effect_of(m) for m in [(), *((p,) for p in range(n_singles)), *all_pairs]}
+    names = tuple(f"PERT{p}" for p in range(n_singles))
+    test_pool = np.asarray(pool_test)
+
+    def label(members: tuple[int, ...]) -> str:
+        return "+".join(names[p] for p in members) if members else CONTROL
+
+    true_means = {
+        label(m): np.clip(base[test_pool] + eff[type_code[test_pool]], 0.0, None).mean(axis=0)
+        for m, eff in table.items()
+    }
+    scores = {
+        (a, b): interaction_score(
+            true_means[CONTROL], true_means[names[a]], true_means[names[b]],
+            true_means[label((a, b))],
+        )
+        for a, b in all_pairs
+    }  # fmt: skip
+    pairs, hot = _choose_doubles(scores, n_doubles, min_interacting, interaction_threshold, rng)
+
+    conds: list[tuple[tuple[int, ...], int, list[int]]] = [((), n_controls, pool_train)]
+    conds += [((p,), n_cells, pool_train) for p in range(n_singles)]
     # held-out cells of controls / singles come from the test pool
     n_ho = max(1, round(heldout * n_cells))
-    conds += [(CONTROL, (), max(1, round(heldout * n_controls)), pool_test)]
-    conds += [(names[p], (p,), n_ho, pool_test) for p in range(n_singles)]
-    conds += [(f"{names[a]}+{names[b]}", (a, b), n_cells, pool_test) for a, b in pairs]
+    conds += [((), max(1, round(heldout * n_controls)), pool_test)]
+    conds += [((p,), n_ho, pool_test) for p in range(n_singles)]
+    conds += [(pair, n_cells, pool_test) for pair in pairs]
     Xs, cs, ct, pc, is_test = [], [], [], [], []
-    true_means: dict[str, NDArray[np.float64]] = {}
-    test_pool = np.asarray(pool_test)
-    for k, (name, members, n, pool) in enumerate(conds):
+    for k, (members, n, pool) in enumerate(conds):
         src = rng.choice(np.asarray(pool), size=n, replace=True)
-        x = base[src] + shift(members, type_code[src]) + rng.normal(scale=0.05, size=(n, G))
+        x = base[src] + table[members][type_code[src]] + rng.normal(scale=0.05, size=(n, G))
         Xs.append(np.clip(x, 0.0, None))
-        cs += [name] * n
+        cs += [label(members)] * n
         ct.append(type_code[src])
         pc.append(pcs[src])
         is_test += [k > n_singles] * n
-        true_means[name] = np.clip(
-            base[test_pool] + shift(members, type_code[test_pool]), 0.0, None
-        ).mean(axis=0)
+    doubles = [label(pair) for pair in pairs]
     truth = {
         "cell_type": np.concatenate(ct),
         "pcs": np.concatenate(pc),
         "cell_types": type_names,
-        "true_means": true_means,
-        "effects": effects,
+        "true_means": {c: true_means[c] for c in [CONTROL, *names, *doubles]},
+        "interaction_scores": {label(pair): v for pair, v in scores.items()},
+        "effects": effects_single,
     }
     screen = Screen(np.concatenate(Xs), np.array(cs), names, genes, None, False, truth)
     test = np.asarray(is_test)
-    doubles = [c for c, _, _, _ in conds[2 * n_singles + 2 :]]
-    return Split(screen.subset(~test), screen.subset(test), doubles)
+    return Split(screen.subset(~test), screen.subset(test), doubles, [label(pair) for pair in hot])

@@ -16,7 +16,14 @@ Inference q(z_ν, z_ι | x, u) = q(z_ν | x, u) q(z_ι | x): the background enco
 The loss (per cell) is::
 
     −E_q log p(x | z) + KL(q(z_ι|x) ‖ N(0, I)) + E_{q(z_ι)} KL(q(z_ν|x,u) ‖ p(z_ν|z_ι,u))
-      + α ‖μ_ι(x) − μ_ι(x⁰)‖²  (perturbed cells, x⁰ a random control)  + λ₁ ‖Δ‖₁
+      + α · align(μ_ι(perturbed cells), μ_ι(control cells))  + λ₁ ‖Δ‖₁
+
+The alignment term (:func:`alignment_term`) compares, within each minibatch, the background
+means μ_ι of each perturbation condition's cells with those of control cells x⁰:
+``align="mean"`` matches the group means (an unbiased estimate of ‖E μ_ι(x | c) − E μ_ι(x⁰)‖²,
+the linear-kernel MMD², so the spread inside a group is not penalised), ``align="mmd"`` matches
+the whole distributions (Gaussian-kernel MMD²), and ``align="partner"`` is the random-partner
+term ‖μ_ι(x) − μ_ι(x⁰)‖², whose expectation adds both groups' variances to the mean gap.
 
 Both KL terms are closed-form; with B = I − A (det B = 1), Σ_p⁻¹ = Bᵀ diag ω⁻² B and the
 expectation over q(z_ι) = N(m_ι, diag s_ι²) is also exact::
@@ -43,10 +50,11 @@ from icml26_shared.experiment import progress as progress_bar
 
 from ._data import CONTROL, Screen, _parse_label, encode_conditions, read_screen
 
-__all__ = ["PerturbedVAE", "Prediction", "Programs", "scm_kl"]
+__all__ = ["PerturbedVAE", "Prediction", "Programs", "alignment_term", "scm_kl"]
 
 LIKELIHOODS = ("gaussian", "nb")
 INTERVENTIONS = ("hard", "soft")
+ALIGNMENTS = ("mean", "mmd", "partner")
 
 
 def mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
@@ -88,6 +96,59 @@ def scm_kl(
     quad = (inv_w * (r**2 + tr_nu + tr_bg)).sum(-1)
     logdet = log_omega2.sum(-1) - logvar_nu.sum(-1)
     return 0.5 * (quad - d + logdet)
+
+
+def _kernel(a: torch.Tensor, b: torch.Tensor, kind: str) -> torch.Tensor:
+    if kind == "mean":
+        return a @ b.T
+    d2 = (a[:, None, :] - b[None, :, :]).pow(2).sum(-1)
+    h2 = float(a.shape[-1])  # the prior N(0, I) sets the scale; three bandwidths around it
+    return sum(torch.exp(-d2 / (2 * s * h2)) for s in (0.25, 1.0, 4.0)) / 3
+
+
+def alignment_term(
+    mu: torch.Tensor, groups: torch.Tensor, mu0: torch.Tensor, kind: str = "mean"
+) -> torch.Tensor:
+    """Discrepancy between each group's background means and the controls', weighted by size.
+
+    For every group c with n_c ≥ 2 cells (rows of ``mu`` where ``groups`` is ``c``; groups < 0
+    are left out), the unbiased MMD² U-statistic against the m control rows ``mu0``::
+
+        MMD²_c = Σ_{i≠j ∈ c} k(μ_i, μ_j) / (n_c(n_c−1)) + Σ_{r≠s} k(μ⁰_r, μ⁰_s) / (m(m−1))
+                 − 2 Σ_{i ∈ c, r} k(μ_i, μ⁰_r) / (n_c m)
+
+    with k(a, b) = aᵀb for ``kind="mean"`` (then MMD²_c is an unbiased estimate of the squared
+    distance between the group means) or a mixture of Gaussian kernels with bandwidths² of
+    d/4, d and 4d for ``kind="mmd"``. Returns Σ_c n_c MMD²_c / Σ_c n_c (0 if no group counts).
+
+    Args:
+        mu: (n, d) background means of perturbed cells.
+        groups: (n,) integer group (condition) of each row.
+        mu0: (m, d) background means of control cells, m ≥ 2.
+        kind: ``"mean"`` or ``"mmd"``.
+    """
+    if kind not in ("mean", "mmd"):
+        raise ValueError(f"kind must be 'mean' or 'mmd', got {kind!r}")
+    m = mu0.shape[0]
+    if m < 2:
+        raise ValueError(f"mu0 needs at least 2 control rows, got {m}")
+    keep = groups >= 0
+    mu, groups = mu[keep], groups[keep]
+    if mu.shape[0] == 0:
+        return mu0.sum() * 0.0
+    _, inv = torch.unique(groups, return_inverse=True)
+    G = torch.nn.functional.one_hot(inv).to(mu.dtype)  # (n, C)
+    n_c = G.sum(0)
+    k_pp = _kernel(mu, mu, kind)
+    within = ((G.T @ k_pp) * G.T).sum(-1) - G.T @ torch.diagonal(k_pp)
+    pp = within / (n_c * (n_c - 1)).clamp_min(1.0)
+    pr = (G.T @ _kernel(mu, mu0, kind)).sum(-1) / (n_c * m)
+    k_rr = _kernel(mu0, mu0, kind)
+    rr = (k_rr.sum() - torch.diagonal(k_rr).sum()) / (m * (m - 1))
+    valid = (n_c >= 2).to(mu.dtype)
+    if valid.sum() == 0:
+        return mu0.sum() * 0.0
+    return ((pp + rr - 2 * pr) * n_c * valid).sum() / (n_c * valid).sum()
 
 
 def _nb_log_prob(x: torch.Tensor, mu: torch.Tensor, log_theta: torch.Tensor) -> torch.Tensor:
@@ -253,7 +314,11 @@ class PerturbedVAE:
         n_genes: G; n_perts: P (the screen's perturbation vocabulary).
         d_bg: background latent size d_ι; d_pert: perturbation latent size d_ν (< d_ι, else
             a warning).
-        alpha: weight of the control-alignment term α‖μ_ι(x) − μ_ι(x⁰)‖² (≥ 0).
+        alpha: weight of the control-alignment term (≥ 0; 0 turns it off).
+        align: how perturbed and control cells' background means μ_ι are matched:
+            ``"mean"`` (each condition's mean against the controls'), ``"mmd"`` (each
+            condition's distribution, Gaussian-kernel MMD) or ``"partner"`` (the squared distance
+            to a random control partner, ‖μ_ι(x) − μ_ι(x⁰)‖²). See :func:`alignment_term`.
         likelihood: ``"gaussian"`` (log-normalised x, per-gene variance) or ``"nb"`` (counts).
         l1: L1 penalty on the intervention targets Δ (and on the soft-intervention scales).
         intervention: ``"hard"`` (shift only) or ``"soft"`` (also rescales ω at targeted nodes).
@@ -283,6 +348,7 @@ class PerturbedVAE:
         alpha: float = 0.05,
         likelihood: str = "gaussian",
         *,
+        align: str = "mean",
         l1: float = 1e-3,
         intervention: str = "hard",
         hidden: int = 256,
@@ -300,6 +366,8 @@ class PerturbedVAE:
         self.delta_init = check_positive(delta_init, "delta_init")
         if likelihood not in LIKELIHOODS:
             raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
+        if align not in ALIGNMENTS:
+            raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
         if intervention not in INTERVENTIONS:
             raise ValueError(f"intervention must be one of {INTERVENTIONS}, got {intervention!r}")
         if self.d_pert >= self.d_bg:
@@ -310,6 +378,7 @@ class PerturbedVAE:
                 stacklevel=2,
             )
         self.likelihood = likelihood
+        self.align = align
         self.intervention = intervention
         self.net: _Net | None = None
         self.history: list[float] = []
@@ -386,6 +455,7 @@ class PerturbedVAE:
         batch_size: int = 64,
         warmup: float = 0.25,
         progress: bool | None = None,
+        callback: Any = None,
     ) -> PerturbedVAE:
         """Maximise the ELBO (plus alignment and L1) with Adam; returns ``self``.
 
@@ -397,6 +467,8 @@ class PerturbedVAE:
         ``screen`` may be an ``AnnData`` (read by :func:`~perturbedvae.data.read_screen` with its
         defaults, counts kept for ``likelihood="nb"``). ``likelihood="nb"`` on non-integer X
         warns. ``progress``: a bar per epoch; by default only when stderr is a terminal.
+        ``callback(epoch, model)``, if given, is called after every epoch (1-based) with the
+        model in eval mode (e.g. to score a validation split along the way).
         """
         screen = self._as_screen(screen)
         self._warn_non_counts(screen.X, "screen")
@@ -434,6 +506,8 @@ class PerturbedVAE:
         keep = rng.choice(ctrl, size=min(ctrl.size, 5000), replace=False)
         self._controls = screen.X[keep]
         partner = _control_partners(screen, ctrl)
+        _, cond_id = np.unique(screen.conditions, return_inverse=True)
+        groups = torch.as_tensor(np.where(screen.is_control, -1, cond_id))
         opt = torch.optim.Adam(net.parameters(), lr=lr)
         n = screen.n_cells
         self.history = []
@@ -452,13 +526,17 @@ class PerturbedVAE:
                 idx = order[start : start + batch_size]
                 x0_idx = torch.as_tensor(partner(idx.numpy(), rng))
                 beta = min(1.0, (step + 1) / warm_steps) if warm_steps > 0 else 1.0
-                loss = self._loss(net, X[idx], U[idx], X[x0_idx], gen, beta)
+                loss = self._loss(net, X[idx], U[idx], X[x0_idx], gen, beta, groups[idx])
                 step += 1
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
                 total += float(loss.detach()) * idx.numel()
             self.history.append(total / n)
+            if callback is not None:
+                net.eval()
+                callback(len(self.history), self)
+                net.train()
         net.eval()
         return self
 
@@ -470,6 +548,7 @@ class PerturbedVAE:
         x0: torch.Tensor,
         gen: torch.Generator,
         beta: float = 1.0,
+        groups: torch.Tensor | None = None,
     ) -> torch.Tensor:
         mu_b, lv_b = net.encode_bg(x)
         mu_n, lv_n = net.encode_pert(x, u)
@@ -482,8 +561,13 @@ class PerturbedVAE:
         if self.alpha > 0:
             perturbed = (u.sum(-1) > 0).to(x.dtype)
             mu0, _ = net.encode_bg(x0)
-            align = ((mu_b - mu0) ** 2).sum(-1) * perturbed
-            loss = loss + self.alpha * align.mean()
+            if self.align == "partner":
+                align = (((mu_b - mu0) ** 2).sum(-1) * perturbed).mean()
+            else:
+                if groups is None:
+                    groups = torch.where(perturbed > 0, 0, -1)
+                align = alignment_term(mu_b, groups, mu0, self.align)
+            loss = loss + self.alpha * align
         penalty = net.delta.abs().sum()
         if net.gamma is not None:
             penalty = penalty + net.gamma.abs().sum()
@@ -502,12 +586,18 @@ class PerturbedVAE:
         with torch.no_grad():
             return net.encode_bg(x)[0].numpy().astype(np.float64)
 
-    def perturbation_latent(self, screen: Screen) -> NDArray[np.float64]:
-        """Posterior means μ_ν(x, u) of the perturbation latent for the cells of ``screen``."""
+    def perturbation_latent(self, screen: Screen, *, use_u: bool = True) -> NDArray[np.float64]:
+        """Posterior means μ_ν(x, u) of the perturbation latent for the cells of ``screen``.
+
+        ``use_u=False`` gives μ_ν(x, u = 0): the encoder asked from the expression alone, so a
+        probe of these latents cannot read the perturbation label from the input u.
+        """
         net = self._require_fit()
         screen = self._as_screen(screen)
         x = torch.as_tensor(screen.X, dtype=torch.float32)
         u = torch.as_tensor(screen.U, dtype=torch.float32)
+        if not use_u:
+            u = torch.zeros_like(u)
         with torch.no_grad():
             return net.encode_pert(x, u)[0].numpy().astype(np.float64)
 

@@ -5,6 +5,7 @@ from ._data import CONTROL as CONTROL
 from ._data import Screen as Screen
 from ._data import Split as Split
 from ._data import canonical_condition as canonical_condition
+from ._data import interaction_score as interaction_score
 from ._data import read_screen as read_screen
 from ._data import semisynthetic_pbmc as semisynthetic_pbmc
 from ._data import simulate_screen as simulate_screen
@@ -14,6 +15,7 @@ __all__ = [
     "Screen",
     "Split",
     "canonical_condition",
+    "interaction_score",
     "read_screen",
     "semisynthetic_pbmc",
     "simulate_screen",
