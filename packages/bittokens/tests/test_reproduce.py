@@ -45,8 +45,10 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
     assert set(res.checks) >= {
         "(a) bittokens minmax exact >= 0.95",
         "(d) bittokens mult >= xval + 0.1",
-        "quick <= 4 min wall, 2 workers",
     }
+    # the time bar is for two workers; this toy run had one, so it cannot test it
+    assert "quick <= 4 min wall, 2 workers" not in res.checks
+    assert any("on 1 worker process(es)" in n for n in res.notes)
     assert any(k.startswith("(c) bittokens mult sign accuracy >= 0.95") for k in res.checks)
     bits = res.tables[1]
     assert list(bits.rows) == [f"{s} mult" for s in _reproduce.COMPARED]
@@ -115,7 +117,9 @@ def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, t
         assert all(row[f"seed {c['seed']}"] == c["test"]["minmax"] for c in runs)
     # one step learns nothing: every validation score ties and the notes say so
     assert sum("validation scores tied" in n for n in res.notes) == 2
-    assert "comparison <= 30 min wall, 2 workers" in res.checks
+    stages = [json.loads(x) for x in (tmp_path / "stages.jsonl").read_text().splitlines()]
+    two = min(r["workers"] for r in stages) >= 2  # the time bar needs the two workers it names
+    assert ("comparison <= 30 min wall, 2 workers" in res.checks) == two
 
 
 def _tiny_grid(tasks=("minmax", "add"), steps=2):
@@ -176,7 +180,7 @@ def test_comparison_in_parts_gives_the_one_shot_result(tmp_path, monkeypatch, to
 def test_full_mode_is_the_acceptance_and_quick_mode_is_smaller():
     """Full = MinMax/Add/Mult on the small range (Mult within 2000 BitTokens steps) and Add/Mult on
     the paper's 15-digit range, BitTokens vs xVal vs single-digit, 3 seeds, an lr grid of the
-    paper's optimizer, 2 workers; quick = MinMax and Mult, fewer steps and seeds, one rate."""
+    paper's optimizer, 2 workers; quick = MinMax only, fewer seeds, one rate."""
     full, quick = _reproduce.FULL, QUICK
     assert full.tasks == ("minmax", "add", "mult", "add@paper", "mult@paper")
     assert full.seeds == (0, 1, 2) and full.steps_for("mult") <= 2000
