@@ -323,3 +323,27 @@ def test_fit_callback_sees_every_epoch(split):
         split.train, epochs=3, callback=lambda e, m: seen.append((e, m.net.training))
     )
     assert seen == [(1, False), (2, False), (3, False)]
+
+
+def test_smoothed_mean_gap_gradient_is_the_squared_gap_gradient():
+    """With decay 0 the running means are the batch means: the surrogate's gradient equals
+    that of Σ_c w_c ‖m_c − m_0‖² computed directly; with decay 1 a zero running gap gives none."""
+    from perturbedvae._perturbedvae import smoothed_mean_gap
+
+    g = torch.Generator().manual_seed(0)
+    mu = torch.randn(12, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    mu0 = torch.randn(6, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    groups = torch.tensor([0, 0, 1, 1, 1, -1, 3, 3, 0, 1, 3, 3])
+    ema, ema0 = torch.zeros(4, 3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    got = torch.autograd.grad(smoothed_mean_gap(mu, groups, mu0, ema, ema0, decay=0.0), [mu, mu0])
+    direct = 0.0
+    for c, n_c in ((0, 3), (1, 4), (3, 4)):
+        direct = direct + n_c / 11 * ((mu[groups == c].mean(0) - mu0.mean(0)) ** 2).sum()
+    want = torch.autograd.grad(direct, [mu, mu0])
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    torch.testing.assert_close(ema[1], mu[groups == 1].mean(0).detach())
+    assert torch.all(ema[2] == 0)  # group 2 absent from the batch: its running mean is kept
+    ema.zero_(), ema0.zero_()
+    out = smoothed_mean_gap(mu, groups, mu0, ema, ema0, decay=1.0)
+    assert all(torch.all(v == 0) for v in torch.autograd.grad(out, [mu, mu0]))
