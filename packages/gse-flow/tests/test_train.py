@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -167,3 +168,56 @@ def test_trained_sampler_noise_pass_through_is_small(tiny_kwargs, rho):
     # 0.425 (10); rho = 0.25: untrained 2.32, trained 0.253, 0.264
     assert r10 < 0.45, r10
     assert r1 < 0.25 * before and r10 < 0.25 * before
+
+
+def test_regression_switch_is_the_det_gnn_loss(tiny_windows):
+    """``flow_matching_loss(regress=1)`` (τ = 0, no noise) is the det. GNN's ``mse_loss`` on
+    the same network, and ``regress=0`` is the flow-matching loss: one loss, traced switch."""
+    kw = dict(n_history=3, n_future=4, irreps_hidden="4x0e+2x1o", sh_lmax=1, n_layers=1)
+    kw.update(sigma=(0.1, 0.2, 0.3, 0.4), cutoff=6.0, prior="cv")
+    net = g.GSEFlow(key=jax.random.PRNGKey(0), prior_noise="walk", **kw)
+    det = eqx.tree_at(lambda d: d.net, g.EquivariantGNN(key=jax.random.PRNGKey(0), **kw), net)
+    batch = tiny_windows.take(np.arange(8))
+    batch = batch._replace(edges=batch.graph)
+    key = jax.random.PRNGKey(1)
+    loss = eqx.filter_jit(g.flow_matching_loss)
+    reg = loss(net, batch, key, regress=jnp.asarray(1.0))
+    flow = loss(net, batch, key, regress=jnp.asarray(0.0))
+    assert float(reg) == pytest.approx(float(eqx.filter_jit(g.mse_loss)(det, batch, key)), rel=1e-5)
+    assert float(flow) == pytest.approx(float(loss(net, batch, key)), rel=1e-6)
+    assert float(flow) != pytest.approx(float(reg), rel=1e-2)
+
+
+def test_models_of_one_configuration_share_compiled_code(tiny_kwargs):
+    """Keys and σ_p are inputs of compiled code, not part of its cache key: two models that
+    differ only in them have equal static structure (one compilation serves both), and σ_p
+    is neither trained nor counted as a parameter."""
+    kw = dict(tiny_kwargs, sigma=(0.1, 0.2, 0.3, 0.4))
+    a = g.GSEFlow(key=jax.random.PRNGKey(0), **kw)
+    b = g.GSEFlow(key=jax.random.PRNGKey(1), **dict(kw, sigma=(0.5, 0.6, 0.7, 0.8)))
+
+    def static(m):  # what eqx.filter_jit keys its cache on
+        leaves, tree = jax.tree_util.tree_flatten(eqx.partition(m, eqx.is_array)[1])
+        return tree, leaves
+
+    assert static(a) == static(b)
+    assert b.sigma == pytest.approx((0.5, 0.6, 0.7, 0.8), rel=1e-7)
+    assert g.count_parameters(a) == g.count_parameters(
+        g.GSEFlow(**dict(kw, key=jax.random.PRNGKey(0), sigma=1.0))
+    )
+    assert not eqx.is_inexact_array(a.sigma_bits)  # no optimizer or gradient sees it
+
+
+@pytest.mark.slow  # two compilations of the tiny model
+def test_compiled_train_loop_equals_step_by_step(light_model, tiny_windows):
+    """``train`` without a progress bar runs every step in one ``lax.scan``: the same batches,
+    keys and updates as the step-by-step loop (shown with a progress bar)."""
+    flat = lambda m: np.concatenate(  # noqa: E731
+        [np.ravel(x) for x in jax.tree_util.tree_leaves(eqx.filter(m, eqx.is_inexact_array))]
+    )
+    args = (light_model, tiny_windows, optax.adam(3e-3), 6)
+    scan = g.train(*args, key=jax.random.PRNGKey(0), batch_size=8, progress=False)
+    loop = g.train(*args, key=jax.random.PRNGKey(0), batch_size=8, progress=True)
+    np.testing.assert_allclose(scan.losses, loop.losses, rtol=1e-5)
+    gap = np.linalg.norm(flat(scan.model) - flat(loop.model)) / np.linalg.norm(flat(loop.model))
+    assert gap <= 1e-5

@@ -83,7 +83,9 @@ def _prior(model: GSEFlow, batch: Windows) -> jax.Array:
     return jax.vmap(model.prior_mean)(jnp.asarray(batch.history))
 
 
-def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Array:
+def flow_matching_loss(
+    model: GSEFlow, batch: Windows, key: jax.Array, *, regress: jax.Array | float = 0.0
+) -> jax.Array:
     """Flow-matching loss of ``model`` on a batch of windows (τ ~ U(0, 1), ε centred).
 
     With ``parametrization="velocity"`` it is ``mean ‖v_θ(x_τ, τ) − (x1 − x0)‖²``. With
@@ -98,10 +100,16 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
     ``"x1-plain"`` (0.2.0) it is the endpoint loss ``mean ‖x̂₁(x_τ, τ) − x1‖²``, the velocity
     loss weighted by ``(1 − τ)²``.
 
+    With ``regress = 1`` τ = 0 and ε = 0, and the loss is the squared error
+    ``mean ‖μ + v_θ(μ, 0) − x1‖²`` of the network's noise-free τ = 0 prediction: the
+    :class:`gse_flow.EquivariantGNN` objective (:func:`mse_loss`). As a traced value it lets
+    the flow and the deterministic GNN share one compiled train loop.
+
     Args:
         model: the velocity network.
         batch: :class:`gse_flow.Windows` (its ``prior_mean``, if set, replaces the model's prior).
         key: PRNG key for τ and ε.
+        regress: 0 (flow matching, default) or 1 (regression of the τ = 0 prediction).
 
     Returns:
         The scalar loss.
@@ -115,10 +123,11 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
         else batch.edges
     )
     k_tau, k_eps = jax.random.split(key)
-    tau = jax.random.uniform(k_tau, (hist.shape[0],), x1.dtype)
+    keep = 1.0 - jnp.asarray(regress, x1.dtype)  # 1: flow matching, 0: regression
+    tau = keep * jax.random.uniform(k_tau, (hist.shape[0],), x1.dtype)
     mean = _prior(model, batch)
     sig = model.noise_scale(x1.dtype)
-    x0 = mean + sig * model.correlate(centered_noise(k_eps, x1.shape, x1.dtype))
+    x0 = mean + sig * model.correlate(keep * centered_noise(k_eps, x1.shape, x1.dtype))
     attr = jnp.asarray(batch.node_attr)
     if model.parametrization in ("x1", "x1-plain"):
         t = tau[:, None, None, None]
@@ -135,8 +144,9 @@ def flow_matching_loss(model: GSEFlow, batch: Windows, key: jax.Array) -> jax.Ar
         if plain:
             return jnp.mean(jnp.sum((pred - x1) ** 2, axis=-1))
         _, b = precondition(t, model.data_scale)
+        unit = keep + (1.0 - keep) * b[..., 0] ** 2 * jnp.mean(sig**2)  # regression: data units
         err = jnp.sum((pred - (x1 - x0)) ** 2, axis=-1) / (b[..., 0] ** 2 * jnp.mean(sig**2))
-        return jnp.mean(err)
+        return jnp.mean(err * unit)
 
     def field(xt: jax.Array, t: jax.Array) -> jax.Array:
         return jax.vmap(model, in_axes=(0, 0, 0, 0, None))(xt, t, hist, attr, graph)

@@ -26,6 +26,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import e3nn_jax as e3nn
@@ -130,6 +131,11 @@ def seed_of(key: jax.Array) -> list[int]:
     return [int(v) for v in np.asarray(key).ravel()]
 
 
+@functools.lru_cache(maxsize=64)
+def _shapes(build: Any, args: tuple, key: jax.ShapeDtypeStruct) -> Any:
+    return eqx.filter_eval_shape(build, *args, key)
+
+
 def fast_init(build: Any, key: jax.Array, *args: Any) -> Any:
     """Build ``build(*args, key)`` with its shapes only, then draw every weight with numpy.
 
@@ -138,8 +144,12 @@ def fast_init(build: Any, key: jax.Array, *args: Any) -> Any:
     traced abstractly (:func:`equinox.filter_eval_shape`, no compilation) and filled with the
     same laws: ``eqx.nn.Linear`` weights and biases ``U(±1/√fan_in)``, e3nn weights ``N(0, 1)``
     (their ``weight_std`` under the default ``path`` gradient normalization).
+
+    The abstract module is cached per ``(build, args)`` (hashable ``args``), so models of one
+    configuration share their static parts (e3nn's instruction objects compare by identity):
+    a jitted function compiled for one of them is reused for the others, e.g. across seeds.
     """
-    shapes = eqx.filter_eval_shape(build, *args, key)
+    shapes = _shapes(build, args, jax.ShapeDtypeStruct(key.shape, key.dtype))
     rng = np.random.default_rng(seed_of(key))
 
     def fill(x: Any) -> Any:

@@ -439,7 +439,7 @@ class GSEFlow(eqx.Module):
     node_attr_dim: int = eqx.field(static=True)
     chiral: bool = eqx.field(static=True)
     prior: str = eqx.field(static=True)
-    sigma: float | tuple[float, ...] = eqx.field(static=True)
+    sigma_bits: jax.Array
     length_scale: float = eqx.field(static=True)
     parametrization: str = eqx.field(static=True)
     tau_floor: float = eqx.field(static=True)
@@ -495,7 +495,11 @@ class GSEFlow(eqx.Module):
             raise ValueError(f"n_layers must be >= 2 when chiral=True, got {n_layers}")
         self.chiral = bool(chiral)
         self.prior = check_choice(prior, "prior", PRIORS)
-        self.sigma = _check_sigma(sigma, self.n_future)
+        # σ_p as its float32 bit pattern: an input of compiled code rather than a constant
+        # baked into it (models that differ only in σ_p share one compilation), and not an
+        # inexact array, so no optimizer or parameter count ever sees it
+        sig = np.asarray(_check_sigma(sigma, self.n_future), np.float32)
+        self.sigma_bits = jnp.asarray(sig.view(np.uint32))
         self.readout_bound = (
             None if readout_bound is None else check_positive(readout_bound, "readout_bound")
         )
@@ -550,11 +554,16 @@ class GSEFlow(eqx.Module):
         )
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def sigma(self) -> float | tuple[float, ...]:
+        """σ_p (float32-rounded): a float, or one value per future frame."""
+        v = np.asarray(self.sigma_bits).view(np.float32)
+        return float(v) if v.ndim == 0 else tuple(float(x) for x in v)
+
     def noise_scale(self, dtype: Any = jnp.float32) -> jax.Array:
         """σ_p as an array broadcastable to ``(F, N, 3)``: a scalar, or ``(F, 1, 1)``."""
-        if isinstance(self.sigma, tuple):
-            return jnp.asarray(self.sigma, dtype)[:, None, None]
-        return jnp.asarray(self.sigma, dtype)
+        sig = jax.lax.bitcast_convert_type(self.sigma_bits, jnp.float32).astype(dtype)
+        return sig[:, None, None] if sig.ndim == 1 else sig
 
     def correlate(self, eps: jax.Array) -> jax.Array:
         """White noise ``(..., F, N, 3)`` shaped by this model's ``prior_noise``

@@ -1,7 +1,9 @@
 """One trainer for the flow and the deterministic baselines (optax), optionally data-parallel.
 
 ``train`` draws mini-batches by epoch-wise permutation (seeded by ``key``), computes the loss and
-its gradient with :func:`equinox.filter_value_and_grad` and applies an optax update. With a
+its gradient with :func:`equinox.filter_value_and_grad` and applies an optax update. Without a
+mesh or a progress bar every step runs in one compiled ``lax.scan`` (no Python dispatch per
+step: 0.15 instead of 0.25 s per step of the quick reproduce's network on one thread). With a
 ``mesh`` (a 1-D :class:`jax.sharding.Mesh` whose axis is named ``"data"``), each batch is
 sharded over the devices with :class:`jax.sharding.NamedSharding` and the parameters are
 replicated; XLA inserts the gradient all-reduce, so a step computes the same mean loss and
@@ -104,6 +106,34 @@ def train_step(
     return model, opt_state, loss
 
 
+@eqx.filter_jit
+def _train_loop(
+    model: Any,
+    opt_state: Any,
+    data: Windows,
+    batches: jax.Array,
+    keys: jax.Array,
+    optimizer: optax.GradientTransformation,
+    loss_fn: LossFn,
+) -> tuple[Any, Any, jax.Array]:
+    """:func:`train_step` over the rows of ``batches`` (window indices into ``data``) in one
+    ``lax.scan``: the same updates as a Python loop of steps, without a dispatch per step."""
+    params, static = eqx.partition(model, eqx.is_array)
+
+    def step(carry, inputs):
+        params, opt_state = carry
+        idx, key = inputs
+        pm = None if data.prior_mean is None else data.prior_mean[idx]
+        batch = Windows(data.history[idx], data.future[idx], data.node_attr[idx], data.edges, pm)
+        model, opt_state, loss = train_step(
+            eqx.combine(params, static), opt_state, batch, key, optimizer, loss_fn
+        )
+        return (eqx.filter(model, eqx.is_array), opt_state), loss
+
+    (params, opt_state), losses = jax.lax.scan(step, (params, opt_state), (batches, keys))
+    return eqx.combine(params, static), opt_state, losses
+
+
 def train(
     model: Any,
     data: Windows,
@@ -144,15 +174,22 @@ def train(
     if mesh is not None:
         model = replicate(model, mesh)
     opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
-    losses = np.empty(steps)
     order = np.empty(0, dtype=np.int64)
-    loss_keys = jax.random.split(k_loss, steps)
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    for i in progress_bar(range(steps), enabled=show, total=steps, desc="train"):
+    batches = np.empty((steps, batch_size), np.int32)
+    for i in range(steps):
         if order.size < batch_size:
             order = np.concatenate([order, rng.permutation(n)])
-        idx, order = order[:batch_size], order[batch_size:]
-        batch = _as_device_batch(data.take(idx), graph)
+        batches[i], order = order[:batch_size], order[batch_size:]
+    loss_keys = jax.random.split(k_loss, steps)
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    if mesh is None and not show:  # every step in one compiled loop
+        model, _, losses = _train_loop(
+            model, opt_state, _as_device_batch(data, graph), batches, loss_keys, optimizer, loss_fn
+        )
+        return TrainResult(model, np.asarray(losses, np.float64))
+    losses = np.empty(steps)
+    for i in progress_bar(range(steps), enabled=show, total=steps, desc="train"):
+        batch = _as_device_batch(data.take(batches[i]), graph)
         if mesh is not None:
             batch = shard_batch(batch, mesh)
         model, opt_state, loss = train_step(
