@@ -198,3 +198,20 @@ def test_shared_lstm_pass_scores_like_a_separate_validation_pass(city):
     old.fit(city, seed=3)
     assert new.history_ == old.history_
     np.testing.assert_array_equal(new.state_vector(), old.state_vector())
+
+
+def test_weighted_f1_equals_scikit_learn():
+    """The per-epoch validation score is scikit-learn's weighted F1, classes absent from the
+    labels or from the predictions included."""
+    from sklearn.metrics import f1_score
+
+    from metastreet._model import weighted_f1
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n = int(rng.integers(1, 60))
+        y = rng.integers(0, 4, n)
+        pred = np.where(rng.random(n) < 0.5, y, rng.integers(0, 5 if trial % 2 else 3, n))
+        ref = f1_score(y, pred, average="weighted", zero_division=0)
+        assert weighted_f1(y, pred, 5) == pytest.approx(ref, abs=1e-12)
+    assert weighted_f1(np.array([], int), np.array([], int), 4) == 0.0
