@@ -26,21 +26,22 @@ from icml26_shared.experiment import available_cores, thread_env
 __all__ = ["Outcome", "cores", "order_longest_first", "run_parallel", "thread_env"]
 
 #: quick-mode seconds of each package in a one-thread worker of ``--jobs 2`` on a 2-core AVX2
-#: machine (a scheduling hint only, used when no earlier result.json says better)
+#: machine, beside the other worker (a scheduling hint only, used when no earlier result.json
+#: says better)
 TYPICAL_QUICK_SECONDS = {
-    "gse-flow": 1022,
-    "bittokens": 420,
-    "metastreet": 386,
-    "perturbedvae": 288,
-    "shnap": 278,
-    "geomem": 271,
-    "brain-attrib": 124,
-    "r4-rl": 118,
-    "costly-cp": 92,
-    "up-ocp": 91,
-    "rep-unlearn": 59,
-    "dlpt": 49,
-    "arm-ebm": 44,
+    "gse-flow": 588,
+    "metastreet": 292,
+    "shnap": 272,
+    "bittokens": 264,
+    "geomem": 258,
+    "perturbedvae": 243,
+    "brain-attrib": 121,
+    "r4-rl": 107,
+    "costly-cp": 101,
+    "up-ocp": 100,
+    "rep-unlearn": 60,
+    "dlpt": 47,
+    "arm-ebm": 42,
     "dxpp": 32,
     "rsa-cp": 20,
     "collab-cp": 12,
