@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -226,27 +228,7 @@ class CPALike:
 
     def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
         """Encode control cells, add the embeddings of the combination, decode (+ noise)."""
-        if not hasattr(self, "seen"):
-            raise RuntimeError("call fit(screen) first")
-        conds = _parse_request(conditions, self.seen)
-        check_positive_int(n_cells, "n_cells")
-        rng = np.random.default_rng(seed)
-        gen = torch.Generator().manual_seed(seed)
-        U = torch.as_tensor(encode_conditions(conds, self.perturbations), dtype=torch.float32)
-        cells, means = [], []
-        sd = torch.exp(0.5 * self.log_var) * self.x_std
-        with torch.no_grad():
-            x0 = torch.as_tensor(  # the same control cells for every condition
-                self._controls[rng.integers(0, len(self._controls), n_cells)], dtype=torch.float32
-            )
-            zb = self.enc((x0 - self.x_mean) / self.x_std)
-            for k in range(len(conds)):
-                m = self.dec(zb + U[k] @ self.emb) * self.x_std + self.x_mean
-                cells.append((m + sd * torch.randn(m.shape, generator=gen)).numpy())
-                means.append(m.mean(0).numpy())
-        return Prediction(
-            conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64)
-        )
+        return _predict_by_latent_shift(self, conditions, n_cells, seed, self.enc, self.emb)
 
 
 class NoSeparationVAE:
@@ -330,29 +312,43 @@ class NoSeparationVAE:
 
     def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
         """Encode control cells (u = 0), add Δu′ in latent space, decode (+ noise)."""
-        if not hasattr(self, "seen"):
-            raise RuntimeError("call fit(screen) first")
-        conds = _parse_request(conditions, self.seen)
-        check_positive_int(n_cells, "n_cells")
-        rng = np.random.default_rng(seed)
-        gen = torch.Generator().manual_seed(seed)
-        U = torch.as_tensor(encode_conditions(conds, self.perturbations), dtype=torch.float32)
-        sd = torch.exp(0.5 * self.log_var) * self.x_std
-        cells, means = [], []
-        with torch.no_grad():
-            x0 = torch.as_tensor(
-                self._controls[rng.integers(0, len(self._controls), n_cells)], dtype=torch.float32
-            )
-            mu, _ = self._encode(
-                (x0 - self.x_mean) / self.x_std, torch.zeros(n_cells, self.n_perts)
-            )
-            for k in range(len(conds)):
-                m = self.dec(mu + U[k] @ self.delta) * self.x_std + self.x_mean
-                cells.append((m + sd * torch.randn(m.shape, generator=gen)).numpy())
-                means.append(m.mean(0).numpy())
-        return Prediction(
-            conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64)
+
+        def basal(xs: torch.Tensor) -> torch.Tensor:
+            return self._encode(xs, torch.zeros(len(xs), self.n_perts))[0]
+
+        return _predict_by_latent_shift(self, conditions, n_cells, seed, basal, self.delta)
+
+
+def _predict_by_latent_shift(
+    model: Any,
+    conditions: str | list[str],
+    n_cells: int,
+    seed: int,
+    basal: Callable[[torch.Tensor], torch.Tensor],
+    shift: torch.Tensor,
+) -> Prediction:
+    """The peers' prediction: the latents ``basal(x_0)`` of ``n_cells`` control cells (the same
+    cells for every condition), plus ``u @ shift`` for each requested combination ``u``,
+    decoded, plus Gaussian noise of the model's per-gene variance."""
+    if not hasattr(model, "seen"):
+        raise RuntimeError("call fit(screen) first")
+    conds = _parse_request(conditions, model.seen)
+    check_positive_int(n_cells, "n_cells")
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    U = torch.as_tensor(encode_conditions(conds, model.perturbations), dtype=torch.float32)
+    sd = torch.exp(0.5 * model.log_var) * model.x_std
+    cells, means = [], []
+    with torch.no_grad():
+        x0 = torch.as_tensor(
+            model._controls[rng.integers(0, len(model._controls), n_cells)], dtype=torch.float32
         )
+        z0 = basal((x0 - model.x_mean) / model.x_std)
+        for k in range(len(conds)):
+            m = model.dec(z0 + U[k] @ shift) * model.x_std + model.x_mean
+            cells.append((m + sd * torch.randn(m.shape, generator=gen)).numpy())
+            means.append(m.mean(0).numpy())
+    return Prediction(conds, np.stack(cells).astype(np.float64), np.stack(means).astype(np.float64))
 
 
 def _check_peer_screen(screen: Screen, n_genes: int, n_perts: int) -> None:
