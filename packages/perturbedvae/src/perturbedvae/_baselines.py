@@ -186,15 +186,7 @@ class CPALike:
         batch_size: int = 64, progress: bool | None = None,
     ) -> CPALike:  # fmt: skip
         """Adam on the Gaussian NLL + adversarial BCE (gradient reversal); returns ``self``."""
-        _check_peer_screen(screen, self.n_genes, self.n_perts)
-        check_positive_int(epochs, "epochs")
-        torch.manual_seed(seed)
-        gen = torch.Generator().manual_seed(seed)
-        self.perturbations = tuple(screen.perturbations)
-        self.seen = {p for p, used in zip(self.perturbations, screen.U.any(0)) if used}
-        X = torch.as_tensor(screen.X, dtype=torch.float32)
-        U = torch.as_tensor(screen.U, dtype=torch.float32)
-        self.x_mean, self.x_std = X.mean(0), X.std(0).clamp_min(1e-3)
+        gen, X, U = _start_fit(self, screen, epochs, seed)
         self.enc = mlp(self.n_genes, self.hidden, self.d_latent)
         self.dec = mlp(self.d_latent, self.hidden, self.n_genes)
         self.adv = mlp(self.d_latent, self.hidden, self.n_perts)
@@ -256,16 +248,8 @@ class NoSeparationVAE:
         batch_size: int = 64, warmup: float = 0.25, progress: bool | None = None,
     ) -> NoSeparationVAE:  # fmt: skip
         """Adam on the negative ELBO (+ L1 on Δ); returns ``self``."""
-        _check_peer_screen(screen, self.n_genes, self.n_perts)
-        check_positive_int(epochs, "epochs")
         check_positive_int(batch_size, "batch_size")
-        torch.manual_seed(seed)
-        gen = torch.Generator().manual_seed(seed)
-        self.perturbations = tuple(screen.perturbations)
-        self.seen = {p for p, used in zip(self.perturbations, screen.U.any(0)) if used}
-        X = torch.as_tensor(screen.X, dtype=torch.float32)
-        U = torch.as_tensor(screen.U, dtype=torch.float32)
-        self.x_mean, self.x_std = X.mean(0), X.std(0).clamp_min(1e-3)
+        gen, X, U = _start_fit(self, screen, epochs, seed)
         d = self.d_latent
         self.enc = mlp(self.n_genes + self.n_perts, self.hidden, 2 * d)
         self.dec = mlp(d, self.hidden, self.n_genes)
@@ -317,6 +301,24 @@ class NoSeparationVAE:
             return self._encode(xs, torch.zeros(len(xs), self.n_perts))[0]
 
         return _predict_by_latent_shift(self, conditions, n_cells, seed, basal, self.delta)
+
+
+def _start_fit(
+    model: Any, screen: Screen, epochs: int, seed: int
+) -> tuple[torch.Generator, torch.Tensor, torch.Tensor]:
+    """The neural peers' common start of ``fit``: check the screen and ``epochs``, seed torch,
+    record the perturbations (all, and those seen in training) and the per-gene standardisation;
+    returns the batch generator and the screen's ``X`` and ``U`` as float32 tensors."""
+    _check_peer_screen(screen, model.n_genes, model.n_perts)
+    check_positive_int(epochs, "epochs")
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    model.perturbations = tuple(screen.perturbations)
+    model.seen = {p for p, used in zip(model.perturbations, screen.U.any(0)) if used}
+    X = torch.as_tensor(screen.X, dtype=torch.float32)
+    U = torch.as_tensor(screen.U, dtype=torch.float32)
+    model.x_mean, model.x_std = X.mean(0), X.std(0).clamp_min(1e-3)
+    return gen, X, U
 
 
 def _predict_by_latent_shift(
