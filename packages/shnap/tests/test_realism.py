@@ -211,6 +211,24 @@ def test_realism_reports_match_one_report_per_pair(zero_study):
         realism_reports([(*pairs[0][:3], pairs[0][3].astype(np.uint8), None)], workers=1)
 
 
+def test_cnn_below_skips_the_cnn_only_where_the_features_already_separate(zero_study):
+    """``cnn_below``: the zero fill (logistic AUC 1) gets no CNN and ``auc`` is the logistic
+    AUC; the null pair (real vs real, logistic AUC far below 0.99) still trains it, and its
+    report equals the one without the option."""
+    z = zero_study
+    pairs = [(z["real"], z["filled"], z["real_masks"], z["filled_masks"], None)]
+    pairs += _report_pairs(zero_study)[1:]
+    skipped, trained = realism_reports(pairs, cnn_epochs=1, workers=1, cnn_below=0.99)
+    full = realism_reports(pairs, cnn_epochs=1, workers=1)
+    assert skipped.auc_logistic == full[0].auc_logistic >= 0.99
+    assert skipped.auc_cnn is None and skipped.auc == skipped.auc_logistic
+    assert "CNN not trained" in str(skipped)
+    assert trained == full[1] and trained.auc_cnn is not None
+    for bad in (0.0, 1.5, "0.9", [0.9]):
+        with pytest.raises(ValueError, match="cnn_below must be None or a number in"):
+            realism_reports(pairs, workers=1, cnn_below=bad)
+
+
 @pytest.mark.slow
 def test_realism_reports_in_two_worker_processes(zero_study):
     """The CNN folds in two worker processes: the same reports (the logistic AUC exactly, the

@@ -51,15 +51,16 @@ class RealismReport:
 
     auc: float
     auc_logistic: float
-    auc_cnn: float
+    auc_cnn: float | None
     n_real: int
     n_filled: int
     nodule_free: float | None = None
 
     def __str__(self) -> str:
         nf = "" if self.nodule_free is None else f", nodule-free {self.nodule_free:.1%}"
+        cnn = "not trained" if self.auc_cnn is None else f"{self.auc_cnn:.3f}"
         return (
-            f"AUC {self.auc:.3f} (logistic {self.auc_logistic:.3f}, CNN {self.auc_cnn:.3f}; "
+            f"AUC {self.auc:.3f} (logistic {self.auc_logistic:.3f}, CNN {cnn}; "
             f"{self.n_real} real vs {self.n_filled} filled{nf})"
         )
 
@@ -195,6 +196,7 @@ def realism_report(
     cnn_epochs: int = 10,
     seed: int = 0,
     nodule_free: float | None = None,
+    cnn_below: float | None = None,
 ) -> RealismReport:
     """Mean ``folds``-fold AUC of the feature logistic regression and of the tiny CNN.
 
@@ -205,12 +207,18 @@ def realism_report(
         cnn_epochs: training epochs of the CNN per fold.
         seed: fold split and CNN initialisation.
         nodule_free: the nodule check's fraction, carried into the report.
+        cnn_below: train the CNN only when the logistic AUC is below this value (``None``:
+            always). Above it the CNN cannot move ``auc`` by more than ``1 - cnn_below``, so a
+            fill the features already expose skips the costlier discriminator.
 
     Returns:
-        :class:`RealismReport`; ``auc = max(auc_logistic, auc_cnn)``.
+        :class:`RealismReport`; ``auc = max(auc_logistic, auc_cnn)`` (``auc_cnn`` is ``None``
+        and ``auc = auc_logistic`` when the CNN was skipped).
     """
     pair = (real_crops, filled_crops, real_masks, filled_masks, nodule_free)
-    return realism_reports([pair], folds=folds, cnn_epochs=cnn_epochs, seed=seed, workers=1)[0]
+    return realism_reports(
+        [pair], folds=folds, cnn_epochs=cnn_epochs, seed=seed, workers=1, cnn_below=cnn_below
+    )[0]
 
 
 def _cnn_fold(task: tuple[np.ndarray, np.ndarray, np.ndarray, int, int]) -> np.ndarray:
@@ -224,11 +232,13 @@ def realism_reports(
     cnn_epochs: int = 10,
     seed: int = 0,
     workers: int | None = None,
+    cnn_below: float | None = None,
 ) -> list[RealismReport]:
     """:func:`realism_report` of several ``(real_crops, filled_crops, real_masks,
     filled_masks, nodule_free)`` at once; the tiny CNN's ``len(pairs) x folds`` trainings run
     in up to ``workers`` single-threaded processes (default: the run's core share; 1: here, in
-    order). Each report equals :func:`realism_report` of its pair (up to float rounding)."""
+    order). Each report equals :func:`realism_report` of its pair (up to float rounding);
+    ``cnn_below`` as there."""
     try:
         from sklearn.linear_model import LogisticRegression
         from sklearn.metrics import roc_auc_score
@@ -239,6 +249,9 @@ def realism_reports(
         raise ImportError("realism_report needs scikit-learn: pip install scikit-learn") from exc
     from icml26_shared.experiment import parallel_map
 
+    number = isinstance(cnn_below, int | float | np.floating) and not isinstance(cnn_below, bool)
+    if cnn_below is not None and not (number and 0 < cnn_below <= 1):
+        raise ValueError(f"cnn_below must be None or a number in (0, 1], got {cnn_below!r}")
     prepared, tasks = [], []
     for real_crops, filled_crops, real_masks, filled_masks, nodule_free in pairs:
         crops = [np.asarray(real_crops, np.float32), np.asarray(filled_crops, np.float32)]
@@ -264,13 +277,19 @@ def realism_reports(
             clf = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
             clf.fit(feats[tr], y[tr])
             auc_lr.append(roc_auc_score(y[te], clf.decision_function(feats[te])))
-            tasks.append((images[tr], y[tr], images[te], cnn_epochs, seed * 100 + len(auc_lr) - 1))
-        prepared.append((y, split, auc_lr, len(crops[0]), len(crops[1]), nodule_free))
-    scores = iter(parallel_map(_cnn_fold, tasks, workers=workers))
+        cnn = cnn_below is None or float(np.mean(auc_lr)) < cnn_below
+        if cnn:
+            for i, (tr, te) in enumerate(split):
+                tasks.append((images[tr], y[tr], images[te], cnn_epochs, seed * 100 + i))
+        prepared.append((y, split, auc_lr, cnn, len(crops[0]), len(crops[1]), nodule_free))
+    scores = iter(parallel_map(_cnn_fold, tasks, workers=workers) if tasks else [])
     out = []
-    for y, split, auc_lr, n_real, n_filled, nodule_free in prepared:
-        auc_cnn = [roc_auc_score(y[te], next(scores)) for _, te in split]
-        a, b = float(np.mean(auc_lr)), float(np.mean(auc_cnn))
+    for y, split, auc_lr, cnn, n_real, n_filled, nodule_free in prepared:
+        a = float(np.mean(auc_lr))
+        if not cnn:
+            out.append(RealismReport(a, a, None, n_real, n_filled, nodule_free))
+            continue
+        b = float(np.mean([roc_auc_score(y[te], next(scores)) for _, te in split]))
         out.append(RealismReport(max(a, b), a, b, n_real, n_filled, nodule_free))
     return out
 
