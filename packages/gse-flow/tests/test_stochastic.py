@@ -150,7 +150,8 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch):
             n_layers=1,
             steps=3,
             batch=8,
-            seeds=(0,),
+            seeds=(0, 1),
+            enhance_seeds=(0,),
             temperatures=(0.0, 1.0),
             heun=True,
             curve=None,
@@ -159,6 +160,8 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setattr(r, "_config", tiny)
     res = r.reproduce(True, tmp_path, False)
     assert res.tables[0].title.startswith("Toy MD")
+    assert "GSE-Flow enhance(EGNN, out-of-fold, seed 0)" in res.tables[0].rows
+    assert "c. enhance(EGNN): energy score below EGNN + noise" in res.checks
     assert (tmp_path / "gse_flow_toy_md.png").exists()
     assert res.checks[
         "d. trained sampler equivariant (rotation + translation, permutation) <= 1e-5"
