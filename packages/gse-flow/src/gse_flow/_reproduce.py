@@ -452,28 +452,48 @@ def _run_lane(items: list[tuple]) -> None:
         _run_job(*item)
 
 
-# rough one-thread seconds of a group of jobs: (once per process: compilation, per job); the
-# flow and the det. GNN share one train loop, so their jobs form one group
-_COST = {"egnn": (40, 25), "gse": (50, 40), "nbody": (35, 10), "curve": (30, 60)}
+# rough seconds of a group of jobs in a worker beside another: (once per process:
+# compilation, per job); an egnn job that also trains enhance(EGNN) costs ENHANCE more
+_COST = {"flow": (55, 30), "det": (25, 19), "egnn": (10, 3), "nbody": (30, 25), "curve": (30, 60)}
+ENHANCE = 35
+# kinds that run the toy-MD GSE network's compiled train loop and sampler (enhance for egnn)
+_SHARED = ("flow", "det", "egnn")
 
 
 def _lanes(items: list[tuple], n: int) -> list[list[tuple]]:
     """Split jobs ``(spec, path)`` over ``n`` workers, whole kinds at a time (a kind is
-    compiled once per worker), the costliest kinds first to the least loaded worker."""
+    compiled once per worker), the costliest kinds first to the least loaded worker.
+
+    The lane that holds the costliest kind compiles the shared GSE loop first; every other
+    lane runs its unshared kinds (N-body, curves) first, so that by the time it needs the
+    shared loop the first lane has written it to the run's compilation cache."""
     groups: dict[tuple, list[tuple]] = {}
     for item in items:
         spec = item[0]
-        kind = "gse" if spec[0] in ("flow", "det") else spec[0]
-        key = (kind, spec[3]) if kind == "curve" else (kind,)
+        key = (spec[0], spec[3]) if spec[0] == "curve" else (spec[0],)
         groups.setdefault(key, []).append(item)
-    cost = {g: _COST[g[0]][0] + _COST[g[0]][1] * len(v) for g, v in groups.items()}
+
+    def cost(g: tuple) -> float:
+        first, per = _COST[g[0]]
+        extra = 0
+        if g[0] == "egnn":
+            cfg = json.loads(groups[g][0][0][1])
+            extra = ENHANCE * sum(it[0][2] in cfg["enhance_seeds"] for it in groups[g])
+        return first + per * len(groups[g]) + extra
+
+    order = sorted(groups, key=lambda g: -cost(g))
     lanes: list[list[tuple]] = [[] for _ in range(max(1, min(n, len(groups))))]
     load = [0.0] * len(lanes)
-    for g in sorted(groups, key=lambda g: -cost[g]):
+    for g in order:
         i = int(np.argmin(load))
-        lanes[i] += groups[g]
-        load[i] += cost[g]
-    return lanes
+        lanes[i].append(g)
+        load[i] += cost(g)
+    out = []
+    for i, gs in enumerate(lanes):
+        if i > 0 or (gs and gs[0][0] not in _SHARED):
+            gs = sorted(gs, key=lambda g: g[0] in _SHARED)  # stable: unshared kinds first
+        out.append([item for g in gs for item in groups[g]])
+    return out
 
 
 class Incomplete(SystemExit):
@@ -746,8 +766,6 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         "b. N-body: noise-free flow ADE within 5% of the det. GNN's": bool(
             nb_flow <= 1.05 * nb_det
         ),
-        "c. enhance(EGNN): energy score below EGNN + noise": m("enhanced", "energy")
-        < m("egnn (enhance seeds)", "energy"),
         "d. trained sampler equivariant (rotation + translation, permutation) <= 1e-5": bool(
             max(eq["rotation_translation"], eq["permutation"]) <= 1e-5
         ),
@@ -756,6 +774,15 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         ),
         "noise-free ADE: 10 Euler steps within 5% of 20": abs(eu[3] - eu[4]) <= 0.05 * eu[4],
     }
+    if tuple(enh_seeds) == tuple(seeds):  # c is judged on every seed of the run
+        result.checks["c. enhance(EGNN): energy score below EGNN + noise"] = m(
+            "enhanced", "energy"
+        ) < m("egnn (enhance seeds)", "energy")
+    else:
+        result.notes.append(
+            f"c (enhance(EGNN) below EGNN + noise) is not checked here: enhance ran on seed(s) "
+            f"{list(enh_seeds)} only; the full mode runs it on every seed"
+        )
     if plateau is not None:
         result.checks["det. GNN validation MSE plateaued (< 5% gain over the last doubling)"] = (
             bool(plateau < 0.05)
@@ -771,8 +798,8 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         "Our reconstruction of GSE-Flow from the abstract; not comparable to the paper's numbers."
     )
     result.notes.append(
-        f"size: {'quick' if quick else 'full'}; checks a, b and the step checks on the run's "
-        f"{len(seeds)} seed(s) and budget, c on seed(s) {list(enh_seeds)}; d on seed {seeds[0]}'s trained sampler "
+        f"size: {'quick' if quick else 'full'}; checks a-c and the step checks on the run's "
+        f"{len(seeds)} seed(s) and budget; d on seed {seeds[0]}'s trained sampler "
         f"({eq['rotation_translation']:.1e} rotation + translation, {eq['permutation']:.1e} "
         "permutation, 10 trials)"
     )
