@@ -139,19 +139,22 @@ def test_paired_interval_over_seeds_and_windows():
 
 
 @pytest.mark.slow  # spawns workers that compile every model (several CPU-minutes)
-def test_reproduce_runs_end_to_end(tmp_path, monkeypatch):
+@pytest.mark.parametrize("full", [False, True])
+def test_reproduce_runs_end_to_end(tmp_path, monkeypatch, full):
+    """Both modes' paths at toy sizes: the quick one (toy MD only) and the full one (N-body
+    and enhance(EGNN) too)."""
     import gse_flow._reproduce as r
 
     def tiny(quick):
         return dict(
             md=dict(n_train=24, n_val=16, n_test=16, H=3, F=4),
-            nbody=dict(n_train=24, n_test=8, H=3, F=4, seeds=(0,)),
+            nbody=dict(n_train=24, n_test=8, H=3, F=4, seeds=(0,) if full else ()),
             irreps="4x0e+2x1o",
             n_layers=1,
             steps=3,
             batch=8,
             seeds=(0, 1),
-            enhance_seeds=(0,),
+            enhance=full,
             temperatures=(0.0, 1.0),
             heun=True,
             curve=None,
@@ -160,32 +163,38 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setattr(r, "_config", tiny)
     res = r.reproduce(True, tmp_path, False)
     assert res.tables[0].title.startswith("Toy MD")
-    assert "GSE-Flow enhance(EGNN, out-of-fold, seed 0)" in res.tables[0].rows
-    assert "c. enhance(EGNN): energy score below EGNN + noise" not in res.checks  # 1 of 2 seeds
-    assert any("c (enhance(EGNN) below EGNN + noise) is not checked" in n for n in res.notes)
     assert (tmp_path / "gse_flow_toy_md.png").exists()
     assert res.checks[
         "d. trained sampler equivariant (rotation + translation, permutation) <= 1e-5"
     ]
+    c = "c. enhance(EGNN): energy score below EGNN + noise"
+    b = "b. N-body: noise-free flow ADE within 5% of the det. GNN's"
+    assert (c in res.checks, b in res.checks) == (full, full)
+    assert ("GSE-Flow enhance(EGNN, out-of-fold)" in res.tables[0].rows) == full
+    assert any(t.title.startswith("Charged N-body") for t in res.tables) == full
+    assert any("run in the full mode" in n for n in res.notes) != full
 
 
 def test_lanes_run_every_job_once_and_unshared_kinds_first_beside_the_compiling_lane():
-    """The quick run's jobs over two workers: each job once, whole kinds per worker; the
-    worker without the costliest kind starts with N-body (no shared compiled loop), so its
-    toy-MD jobs later find the other worker's compiled loop in the run's cache."""
+    """The full run's jobs over two workers: each job once, whole kinds per worker; a worker
+    other than the first starts with its kinds that do not run the toy-MD GSE loop (N-body,
+    curves), so that its toy-MD jobs later find the first worker's compiled loop in the run's
+    cache."""
     import json
 
     import gse_flow._reproduce as r
 
-    cfg = r._config(True)
+    cfg = r._config(False)
     blob = json.dumps(cfg, sort_keys=True)
     specs = [(k, blob, s) for s in cfg["seeds"] for k in ("egnn", "flow", "det")]
-    specs += [("nbody", blob, 0, "flow"), ("nbody", blob, 0, "det")]
+    specs += [("nbody", blob, s, w) for s in cfg["nbody"]["seeds"] for w in ("flow", "det")]
+    specs += [("curve", blob, 0, "flow"), ("curve", blob, 0, "det")]
     items = [(s, f"p{i}") for i, s in enumerate(specs)]
     lanes = r._lanes(items, 2)
     assert sorted(it[1] for lane in lanes for it in lane) == sorted(it[1] for it in items)
     kinds = [[it[0][0] for it in lane] for lane in lanes]
-    assert kinds[0][0] == "flow" and kinds[1][0] == "nbody"
     assert all(set(k).isdisjoint(kinds[1 - i]) for i, k in enumerate(kinds))
+    shared = [k in ("flow", "det", "egnn") for k in kinds[1]]
+    assert shared == sorted(shared) and not all(shared)  # unshared kinds first, then shared
     (one,) = r._lanes(items, 1)
     assert sorted(it[1] for it in one) == sorted(it[1] for it in items)
