@@ -192,7 +192,10 @@ def test_lanes_run_every_job_once_and_unshared_kinds_first_beside_the_compiling_
     items = [(s, f"p{i}") for i, s in enumerate(specs)]
     lanes = r._lanes(items, 2)
     assert sorted(it[1] for lane in lanes for it in lane) == sorted(it[1] for it in items)
-    kinds = [[it[0][0] for it in lane] for lane in lanes]
+    kinds = [
+        [it[0][0] + (f"-{it[0][3]}" if it[0][0] == "curve" else "") for it in lane]
+        for lane in lanes
+    ]
     assert all(set(k).isdisjoint(kinds[1 - i]) for i, k in enumerate(kinds))
     shared = [k in ("flow", "det", "egnn") for k in kinds[1]]
     assert shared == sorted(shared) and not all(shared)  # unshared kinds first, then shared
