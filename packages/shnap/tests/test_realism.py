@@ -224,9 +224,11 @@ def test_cnn_below_skips_the_cnn_only_where_the_features_already_separate(zero_s
     assert skipped.auc_cnn is None and skipped.auc == skipped.auc_logistic
     assert "CNN not trained" in str(skipped)
     assert trained == full[1] and trained.auc_cnn is not None
-    for bad in (0.0, 1.5, "0.9", [0.9]):
-        with pytest.raises(ValueError, match="cnn_below must be None or a number in"):
+    for bad in (0.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=r"cnn_below must be in \(0.0, 1.0\]"):
             realism_reports(pairs, workers=1, cnn_below=bad)
+    with pytest.raises(TypeError, match="cnn_below must be a real number"):
+        realism_reports(pairs, workers=1, cnn_below=[0.9])
 
 
 @pytest.mark.slow

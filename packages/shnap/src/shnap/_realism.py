@@ -30,6 +30,7 @@ import torch
 from scipy import ndimage
 from torch import nn
 
+from icml26_shared.checks import check_in_interval
 from shnap._precision import autocast, native_bf16
 
 __all__ = [
@@ -249,9 +250,8 @@ def realism_reports(
         raise ImportError("realism_report needs scikit-learn: pip install scikit-learn") from exc
     from icml26_shared.experiment import parallel_map
 
-    number = isinstance(cnn_below, int | float | np.floating) and not isinstance(cnn_below, bool)
-    if cnn_below is not None and not (number and 0 < cnn_below <= 1):
-        raise ValueError(f"cnn_below must be None or a number in (0, 1], got {cnn_below!r}")
+    if cnn_below is not None:
+        cnn_below = check_in_interval(cnn_below, "cnn_below", 0.0, 1.0, closed=(False, True))
     prepared, tasks = [], []
     for real_crops, filled_crops, real_masks, filled_masks, nodule_free in pairs:
         crops = [np.asarray(real_crops, np.float32), np.asarray(filled_crops, np.float32)]
