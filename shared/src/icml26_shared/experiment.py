@@ -185,6 +185,15 @@ class ExperimentResult:
     date: str = ""
     machine: str = ""
 
+    def stamp(self, seconds: float, quick: bool) -> None:
+        """Record how the run went: its ``seconds``, its mode, the UTC date and this machine
+        (what :meth:`Experiment.run` does after ``reproduce``; staged runs call it with the
+        sum of their stages' seconds)."""
+        self.seconds = float(seconds)
+        self.quick = bool(quick)
+        self.date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        self.machine = machine_description()
+
     @property
     def passed(self) -> bool:
         """True when at least one check was recorded and every recorded check passed (a run
@@ -389,10 +398,7 @@ class Experiment:
         out.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
         result = self.reproduce(quick, out, progress)
-        result.seconds = time.perf_counter() - start
-        result.quick = quick
-        result.date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        result.machine = machine_description()
+        result.stamp(time.perf_counter() - start, quick)
         (out / "result.json").write_text(result.to_json())
         return result
 

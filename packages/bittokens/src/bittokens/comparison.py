@@ -18,12 +18,9 @@ configuration. The comparison's wall time is the sum of the slots' wall times
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 from collections.abc import Sequence
 from pathlib import Path
-
-from icml26_shared.experiment import machine_description
 
 from . import _reproduce
 from ._reproduce import STAGES, run_stage, split_half, summarise
@@ -45,10 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = summarise(args.quick, out)
         # the run's seconds are its cells' (trained in separate slots), stamped like a run
         cells = [json.loads(line) for line in (out / "cells.jsonl").read_text().splitlines()]
-        result.seconds = sum(float(c.get("wall_seconds", 0.0)) for c in cells if c)
-        result.quick = args.quick
-        result.date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        result.machine = machine_description()
+        result.stamp(sum(float(c.get("wall_seconds", 0.0)) for c in cells if c), args.quick)
         result.notes.append(f"seconds: the sum over the {len(cells)} cells' wall time")
         (out / "result.json").write_text(result.to_json())
         print(result.to_text())

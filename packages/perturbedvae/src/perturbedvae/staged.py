@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import json
 from pathlib import Path
 
 import torch
-
-from icml26_shared.experiment import machine_description
 
 from ._reproduce import FULL, PARTS, QUICK, Config, assemble, run_part, validate
 from ._reproduce import _score_doubles as score_doubles
@@ -95,10 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             recs[part, seed] = json.loads(path.read_text())
     by = {part: [recs[part, k] for k in cfg.seeds] for part in PARTS}
     result = assemble(cfg, by["syn"], by["semi"], by["shift"], out)
-    result.quick = args.quick
-    result.seconds = float(sum(r["wall_s"] for r in recs.values()))  # the parts' wall times
-    result.date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    result.machine = machine_description()
+    result.stamp(sum(r["wall_s"] for r in recs.values()), args.quick)  # the parts' wall times
     result.notes.append(f"run as {len(recs)} parts; seconds = the sum of their wall times")
     (out / "result.json").write_text(result.to_json())
     (out / "result.md").write_text(result.to_markdown())
