@@ -2,11 +2,14 @@
 
 Run: ``.venv/bin/python packages/metastreet/benchmarks/fit_time.py [--quick] [--out reports/bench/metastreet_fit.json]``
 
-One training run (fixed ``w = 0.5``, 200 epochs, the paper's sizes on the 32x32 synthetic
-city, one torch thread), same seed, two settings: *before* runs the image LSTM as a packed
-sequence and re-runs the whole network for validation after every step (0.2); *after* runs the
-length-bucketed LSTM and scores validation on the training pass's LSTM output. Both select the
-epoch on validation; the test weighted F1 of each is recorded beside its time.
+One training run per case (200 epochs, the paper's sizes on the 32x32 synthetic city, one torch
+thread), same seed, at ``w = 1`` (cross-entropy only) and at ``w = 0.5`` (with the contrast, as
+each of ``w="auto"``'s three candidates), two settings each: *before* is the earlier loop (the image
+LSTM as a packed sequence, the whole network re-run for validation after every step, and the
+InfoNCE negatives gathered as ``A x M`` copies before normalising); *after* runs the
+length-bucketed LSTM, scores validation on the training pass's LSTM output and takes the
+negatives' similarities from one matrix product. Both select the epoch on validation; the test
+weighted F1 of each is recorded beside its time.
 """
 
 from __future__ import annotations
@@ -31,19 +34,20 @@ def main() -> None:
     city = make_city(32, seed=0)
     street_features(city, 12)  # features once, outside the timed fits
     report = BenchReport("metastreet-fit", quick=args.quick)
-    case = f"paper size, {city.n_streets} streets, {epochs} epochs"
-    for name, buckets, legacy in (("before (packed, separate validation)", 0, True),
-                                  ("after (bucketed, shared LSTM pass)", 8, False)):  # fmt: skip
-        model = MetaStreet(4, text_encoder=HashingEncoder(64), w=0.5, n_categories=12,
-                           epochs=epochs, lstm_buckets=buckets)  # fmt: skip
-        model._separate_validation_pass = legacy
-        t0 = time.perf_counter()
-        model.fit(city, seed=0)
-        sec = time.perf_counter() - t0
-        wf1 = model.evaluate(city)["weighted_f1"]
-        report.add(case, name, sec, test_weighted_f1=wf1, val_weighted_f1=model.val_f1_)
-        print(f"{name}: {sec:.1f} s, test wF1 {wf1:.3f}", flush=True)
-    report.ratio(case, "after (bucketed, shared LSTM pass)", "before (packed, separate validation)")
+    before, after = "before (earlier loop)", "after (bucketed LSTM, shared pass, bank negatives)"
+    for w in (1.0, 0.5):
+        case = f"paper size, {city.n_streets} streets, {epochs} epochs, w={w}"
+        for name, buckets, legacy in ((before, 0, True), (after, 8, False)):
+            model = MetaStreet(4, text_encoder=HashingEncoder(64), w=w, n_categories=12,
+                               epochs=epochs, lstm_buckets=buckets)  # fmt: skip
+            model._separate_validation_pass = model._gathered_negatives = legacy
+            t0 = time.perf_counter()
+            model.fit(city, seed=0)
+            sec = time.perf_counter() - t0
+            wf1 = model.evaluate(city)["weighted_f1"]
+            report.add(case, name, sec, test_weighted_f1=wf1, val_weighted_f1=model.val_f1_)
+            print(f"w={w} {name}: {sec:.1f} s, test wF1 {wf1:.3f}", flush=True)
+        report.ratio(case, after, before)
     print(report.to_text())
     print(f"written to {report.write(Path(args.out))}")
 

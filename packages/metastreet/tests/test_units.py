@@ -99,6 +99,22 @@ def test_info_nce_hand():
     assert got == pytest.approx((l1 + l2 + l3) / 3, rel=1e-6)
 
 
+def test_info_nce_bank_form_equals_gathered_negatives_with_gradients():
+    g = torch.Generator().manual_seed(0)
+    bank = torch.randn(30, 8, generator=g, requires_grad=True)
+    a = torch.randn(12, 8, generator=g, requires_grad=True)
+    p = torch.randn(12, 8, generator=g)
+    idx = torch.randint(0, 30, (12, 5), generator=g)
+    mask = torch.rand(12, 5, generator=g) > 0.3
+    l1 = info_nce(a, p, bank[idx], mask, 0.3)
+    g1 = torch.autograd.grad(l1, (a, bank))
+    l2 = info_nce(a, p, bank, mask, 0.3, neg_index=idx)
+    g2 = torch.autograd.grad(l2, (a, bank))
+    assert l2.item() == pytest.approx(l1.item(), rel=1e-6)
+    for x, y in zip(g1, g2):
+        torch.testing.assert_close(y, x, rtol=1e-5, atol=1e-6)
+
+
 def test_morans_i_properties():
     city = make_city(8, seed=0, images_per_street=(1, 1))
     i_lat = morans_i(city.latent, city.edges)

@@ -425,6 +425,7 @@ class MetaStreet:
 
             show = sys.stderr.isatty() if self.progress is None else bool(self.progress)
             legacy = getattr(self, "_separate_validation_pass", False)  # benchmarks only
+            gathered = getattr(self, "_gathered_negatives", False)  # benchmarks only
             for epoch in progress(range(self.epochs), enabled=show, desc=f"w={w}"):
                 net.train()
                 vis = net.visual(seq, lengths) if net.uses_images() else None
@@ -438,14 +439,17 @@ class MetaStreet:
                 if contrast and anc_t.numel():
                     keys = torch.rand(diff.shape, generator=gen).to(dev).masked_fill(~diff, -1.0)
                     val, idx = keys.topk(m, dim=1)
-                    negs = h1[tr[idx]]
                     pos = torch.sparse.mm(pos_mat, h1)[anc_t]
-                    nce = info_nce(h1[anc_t], pos, negs, val >= 0, self.tau)
+                    if gathered:  # earlier loop: A x M gathered copies, each normalised
+                        nce = info_nce(h1[anc_t], pos, h1[tr[idx]], val >= 0, self.tau)
+                    else:
+                        bank = h1[tr]
+                        nce = info_nce(h1[anc_t], pos, bank, val >= 0, self.tau, neg_index=idx)
                     loss = w * loss + (1 - w) * nce
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-                if legacy and epoch < self.epochs - 1:  # 0.2's separate validation pass
+                if legacy and epoch < self.epochs - 1:  # the earlier separate validation pass
                     net.eval()
                     with torch.no_grad():
                         score(net(seq, lengths, txt, ei)[0])
