@@ -174,13 +174,17 @@ def _check_symmetric_psd(
             return Q
         return ((Q + QT) * 0.5).tocsc()
     mats = Q if Q.ndim == 3 else Q[None]
-    big = np.abs(mats).max(axis=(1, 2))
-    asym = np.abs(mats - mats.transpose(0, 2, 1)).max(axis=(1, 2))
-    bad = asym > tol * np.maximum(big, 1e-300)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym[k]:.3g} (batch {k})")
-    sym = 0.5 * (mats + mats.transpose(0, 2, 1))
+    B = mats.shape[0]
+    if np.array_equal(mats, mats.transpose(0, 2, 1)):
+        sym = mats.copy()  # exactly symmetric (the usual case): (Q + Qᵀ)/2 is Q bit for bit
+    else:
+        big = np.abs(mats.reshape(B, -1)).max(axis=1)
+        asym = np.abs(mats - mats.transpose(0, 2, 1)).reshape(B, -1).max(axis=1)
+        bad = asym > tol * np.maximum(big, 1e-300)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(f"Q must be symmetric, got max |Q - Qᵀ| = {asym[k]:.3g} (batch {k})")
+        sym = 0.5 * (mats + mats.transpose(0, 2, 1))
     if not check_psd and warn_psd and sym.size and (np.diagonal(sym, axis1=1, axis2=2) < 0).any():
         warnings.warn(
             "Q has negative diagonal entries, so it is not positive semi-definite "
