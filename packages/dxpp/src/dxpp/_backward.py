@@ -361,7 +361,7 @@ def _sym_outer_on(M: Any, u: NDArray, x: NDArray) -> Any:
         r, col = _csc_rows_cols(M)
         vals = -0.5 * (u[r] * x[col] + x[r] * u[col])
         return sp.csc_matrix((vals, M.indices, M.indptr), shape=M.shape)
-    return -0.5 * (np.outer(u, x) + np.outer(x, u))
+    return np.column_stack([u, x]) @ np.vstack([-0.5 * x, -0.5 * u])  # one rank-2 product
 
 
 def _row_grad(
@@ -378,7 +378,7 @@ def _row_grad(
         vals = -(lam_full[r] * v[col] + t_full[r] * x[col])
         return sp.csc_matrix((vals, M.indices, M.indptr), shape=M.shape)
     out = np.zeros(M.shape)
-    out[rows] = -(np.outer(lam, v) + np.outer(t, x))
+    out[rows] = np.column_stack([lam, t]) @ np.vstack([-v, -x])  # one rank-2 product
     return out
 
 

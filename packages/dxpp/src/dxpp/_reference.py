@@ -103,9 +103,10 @@ def kkt_vjp(
         u, d_nu, eta_E = sol[:n], sol[n : n + m], sol[n + m :]
         eta_I = nu * d_nu
         nu_used = nu
-    gQ = -0.5 * (np.outer(u, x) + np.outer(x, u))
-    gG = -(np.outer(nu_used, u) + np.outer(eta_I, x)) if G is not None else None
-    gA = -(np.outer(mu, u) + np.outer(eta_E, x)) if A is not None else None
+    # each gradient is one rank-2 product (the same assembly as dxpp's backward)
+    gQ = np.column_stack([u, x]) @ np.vstack([-0.5 * x, -0.5 * u])
+    gG = np.column_stack([nu_used, eta_I]) @ np.vstack([-u, -x]) if G is not None else None
+    gA = np.column_stack([mu, eta_E]) @ np.vstack([-u, -x]) if A is not None else None
     return QPGrad(
         gQ, -u, gG, eta_I if G is not None else None, gA, eta_E if A is not None else None
     )
