@@ -266,3 +266,25 @@ def test_upper_triangle_of_unsorted_csc():
     np.testing.assert_array_equal(U.indptr, ref.indptr)
     np.testing.assert_array_equal(U.indices, ref.indices)
     np.testing.assert_array_equal(U.data, ref.data)
+
+
+def test_in_place_factorisation_rebuilds_h_after_a_failed_attempt():
+    """The dense penalty factor works on ``H = Q + Cᵀ W C`` in place; when ``H`` is singular
+    the failed Cholesky has overwritten it, and the ridge retry must see the rebuilt ``H``."""
+    from dxpp._backward import _factorize
+
+    rng = np.random.default_rng(0)
+    n = 6
+    Q = np.zeros((n, n))  # an LP: H has rank 2 < n
+    C = rng.normal(size=(2, n))
+    w = np.array([2.0, 3.0])
+    r = rng.normal(size=n)
+    ridge = 1e-6
+    solve, kind = _factorize(Q, C, w, False, ridge)
+    assert kind == "cholesky+ridge"
+    H = Q + C.T @ np.diag(w) @ C
+    np.testing.assert_allclose(solve(r), np.linalg.solve(H + ridge * np.eye(n), r), rtol=1e-8)
+    Q2 = np.eye(n)  # nonsingular: factorised in place on the first attempt, Q untouched
+    solve, kind = _factorize(Q2, C, w, False, ridge)
+    assert kind == "cholesky" and np.array_equal(Q2, np.eye(n))
+    np.testing.assert_allclose(solve(r), np.linalg.solve(Q2 + C.T @ np.diag(w) @ C, r))

@@ -123,17 +123,23 @@ class _Factor(NamedTuple):
     kind: str
 
 
-def _dense_factor(H: NDArray, ridge: float) -> _Factor:
+def _dense_factor(H: NDArray, ridge: float, rebuild: Any = None) -> _Factor:
+    """Cholesky of ``H`` (then of ``H + δI`` for two ridges δ, then LU). With ``rebuild`` (a
+    callable returning a fresh ``H``) the first attempt factorises ``H`` in place and a
+    failed attempt rebuilds it, so the common case copies nothing."""
     n = H.shape[0]
     for delta in (0.0, ridge, 1e3 * ridge):
         try:
             Hd = H + delta * np.eye(n) if delta else H
-            cf = sla.cho_factor(Hd, lower=True, check_finite=False, overwrite_a=Hd is not H)
+            own = Hd is not H or rebuild is not None
+            cf = sla.cho_factor(Hd, lower=True, check_finite=False, overwrite_a=own)
             return _Factor(
                 lambda r, cf=cf: sla.cho_solve(cf, r, check_finite=False),
                 "cholesky" if delta == 0 else "cholesky+ridge",
             )
         except np.linalg.LinAlgError:
+            if delta == 0.0 and rebuild is not None:
+                H = rebuild()  # the failed in-place attempt overwrote part of H
             continue
     lu = sla.lu_factor(H, check_finite=False)
     return _Factor(lambda r: sla.lu_solve(lu, r, check_finite=False), "lu")
@@ -200,7 +206,9 @@ def _factorize(
     rows of ``C`` (e.g. a budget row ``1ᵀx = 1``) moved into a Woodbury correction."""
     if not sparse:
         X = C * np.sqrt(w)[:, None]
-        fac = _dense_factor(Q + X.T @ X, ridge)
+        H = X.T @ X
+        H += Q
+        fac = _dense_factor(H, ridge, rebuild=lambda: Q + X.T @ X)
         return fac.solve, fac.kind
     keep, dense = _split_dense_rows(C)
     if dense.any():
