@@ -17,7 +17,7 @@ def test_reproduce_rows_tiny(tmp_path, monkeypatch):
 
     tiny = {
         "city": {"n_side": 6, "images_per_street": (1, 2), "split": (0.2, 0.2)},
-        "model": {"hidden": 8, "d": 8, "heads": 2, "head_dim": 4, "epochs": 3, "w": "auto",
+        "model": {"hidden": 8, "d": 8, "heads": 2, "head_dim": 4, "epochs": 3,
                   "n_categories": 12},
         "seeds": [0, 1],
         "ablations": True,
@@ -38,6 +38,11 @@ def test_reproduce_rows_tiny(tmp_path, monkeypatch):
     geo = gaps["geography: full − random positives (one-sided, > 0)"]
     assert geo["points"].se >= 0 and geo["upper"] is None  # paired over two seeds
     assert not any("[shuffled]" in r for r in rows)
+    # one w for the run, chosen on seed 0's validation, named in the notes
+    assert any(n.startswith("w = ") and "validation wF1 0.1: " in n for n in result.notes)
+    per_seed = len(rep.VARIANTS) + len(rep.ABLATIONS) + len(rep.BASELINES) + len(rep.ADJ)
+    fits = 2 * (per_seed + 2 * len(rep.RATES)) - 1 + len(rep.W_GRID)  # seed 0's full: once
+    assert any(f" {fits} fits in " in n for n in result.notes)
 
 
 @pytest.mark.slow
