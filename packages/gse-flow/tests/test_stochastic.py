@@ -201,3 +201,18 @@ def test_lanes_run_every_job_once_and_unshared_kinds_first_beside_the_compiling_
     assert shared == sorted(shared) and not all(shared)  # unshared kinds first, then shared
     (one,) = r._lanes(items, 1)
     assert sorted(it[1] for it in one) == sorted(it[1] for it in items)
+
+
+def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones(monkeypatch):
+    import gse_flow._reproduce as r
+
+    monkeypatch.setenv("GSE_FLOW_SEEDS", "0,1,2")
+    three = r._config(False)
+    monkeypatch.setenv("GSE_FLOW_SEEDS", "0,1,2,3,4")
+    five = r._config(False)
+    assert five["seeds"] == (0, 1, 2, 3, 4) and five["nbody"]["seeds"] == five["seeds"]
+    assert r._cache_tag(three) == r._cache_tag(five)
+    monkeypatch.setenv("GSE_FLOW_SEEDS", "1,2,3")  # another first seed: equivariance moves
+    assert r._cache_tag(r._config(False)) != r._cache_tag(three)
+    assert r._cache_tag({**three, "steps": 601}) != r._cache_tag(three)
+    assert r._cache_tag(r._config(True)) != r._cache_tag(three)
