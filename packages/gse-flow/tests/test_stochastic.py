@@ -108,6 +108,27 @@ def test_temperature_zero_is_noise_free(light_model, tiny_windows):
         g.sample(light_model, w.history, jax.random.PRNGKey(0), temperature=-1.0)
 
 
+def test_select_temperature_recovers_the_law_that_drew_the_futures(light_model, tiny_windows):
+    # futures drawn from the model itself at T = 2 (a fresh noise draw per window): the energy
+    # score is proper, so the grid's 2 must win over 1 and 0.5; the scores are those of the
+    # samples the selection drew (paired: one noise draw for every T)
+    w = tiny_windows
+    drawn = g.sample(light_model, w.history, jax.random.PRNGKey(7), k=1, temperature=2.0)
+    truth = w._replace(future=drawn[:, 0])
+    key = jax.random.PRNGKey(3)
+    t, scores = g.select_temperature(light_model, truth, key=key, k=8, temperatures=(0.5, 1, 2))
+    assert t == 2.0 and set(scores) == {0.5, 1.0, 2.0}
+    assert scores[2.0] < scores[1.0] < scores[0.5]
+    s1 = g.sample(
+        light_model, w.history, key, node_attr=w.node_attr, edges=w.edges, k=8, temperature=1.0
+    )
+    assert scores[1.0] == pytest.approx(g.energy_score(s1, truth.future), rel=1e-6)
+    with pytest.raises(ValueError, match="temperatures must be positive finite numbers"):
+        g.select_temperature(light_model, truth, key=key, temperatures=(0.0, 1.0))
+    with pytest.raises(TypeError, match=r"windows must be gse_flow\.Windows"):
+        g.select_temperature(light_model, w.history, key=key)
+
+
 def test_window_scores_match_the_averages(rng):
     s = rng.standard_normal((5, 4, 3, 2, 3))
     t = rng.standard_normal((5, 3, 2, 3))
@@ -201,6 +222,9 @@ def test_lanes_run_every_job_once_and_unshared_kinds_first_beside_the_compiling_
     assert shared == sorted(shared) and not all(shared)  # unshared kinds first, then shared
     (one,) = r._lanes(items, 1)
     assert sorted(it[1] for it in one) == sorted(it[1] for it in items)
+    flows = [it for it in items if it[0][0] == "flow"]  # a rerun of one kind: split it
+    a, b = r._lanes(flows, 2)
+    assert sorted(it[1] for it in a + b) == sorted(it[1] for it in flows) and a and b
 
 
 def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones(monkeypatch):

@@ -42,6 +42,7 @@ from ._flow import out_of_fold as out_of_fold
 from ._flow import prior_scale as prior_scale
 from ._flow import sample as sample
 from ._flow import sample_from_noise as sample_from_noise
+from ._flow import select_temperature as select_temperature
 from ._layers import Graph as Graph
 from ._layers import make_graph as make_graph
 from ._lj13 import lj13_trajectory as lj13_trajectory
@@ -109,6 +110,7 @@ __all__ = [
     "radius_edges",
     "sample",
     "sample_from_noise",
+    "select_temperature",
     "shard_batch",
     "spread_skill",
     "toy_md",

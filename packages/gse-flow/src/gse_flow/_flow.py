@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
 
 from ._data import Windows, make_windows
+from ._evaluate import energy_score
 from ._layers import Graph, make_graph
 from ._model import GSEFlow, check_key, precondition
 
@@ -52,9 +53,12 @@ __all__ = [
     "prior_scale",
     "sample",
     "sample_from_noise",
+    "select_temperature",
 ]
 
 SOLVERS = ("euler", "heun")
+#: candidate sampling temperatures of :func:`select_temperature`
+TEMPERATURES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 
 
 def centered_noise(key: jax.Array, shape: tuple[int, ...], dtype: Any = jnp.float32) -> jax.Array:
@@ -332,6 +336,62 @@ def sample(
         out.append(np.asarray(res)[: min(batch_size, B - start)])
     samples = np.concatenate(out, axis=0)
     return samples[0] if single else samples
+
+
+def select_temperature(
+    model: GSEFlow,
+    windows: Windows,
+    *,
+    key: jax.Array,
+    k: int = 5,
+    temperatures: tuple[float, ...] = TEMPERATURES,
+    n_steps: int = 10,
+    solver: str = "euler",
+    prior_mean: Any = None,
+) -> tuple[float, dict[float, float]]:
+    """Choose the sampling temperature on validation windows by the energy score.
+
+    For each candidate ``T`` the ``k`` samples start from ``T·ε`` with one fixed draw of ε
+    (the comparison is paired), and the temperature whose samples have the lowest energy score
+    against ``windows.future`` wins. A flow trained on a short budget tends to draw futures
+    that are too close together (its samples shrink towards the mean), which the energy score
+    penalises and a temperature above 1 corrects; this is the same rule by which
+    :func:`gse_flow.fit_noise` sets a deterministic baseline's noise scale.
+
+    Args:
+        model: trained :class:`gse_flow.GSEFlow`.
+        windows: validation windows (history, future, node attributes, edges).
+        key: PRNG key of the noise draw.
+        k: samples per window K.
+        temperatures: candidate factors on the prior noise (positive).
+        n_steps: ODE steps of the sampler.
+        solver: ``"euler"`` or ``"heun"``.
+        prior_mean: optional ``(B, F, N, 3)`` prior mean (enhance mode).
+
+    Returns:
+        ``(temperature, {T: energy score})``.
+    """
+    check_key(key)
+    if not temperatures or any(not (np.isfinite(t) and t > 0) for t in temperatures):
+        raise ValueError(f"temperatures must be positive finite numbers, got {temperatures!r}")
+    if not isinstance(windows, Windows):
+        raise TypeError(f"windows must be gse_flow.Windows, got {type(windows).__name__}")
+    scores = {}
+    for t in temperatures:
+        s = sample(
+            model,
+            windows.history,
+            key,
+            node_attr=windows.node_attr,
+            edges=windows.edges,
+            k=k,
+            n_steps=n_steps,
+            solver=solver,
+            prior_mean=prior_mean,
+            temperature=float(t),
+        )
+        scores[float(t)] = energy_score(s, windows.future)
+    return min(scores, key=scores.__getitem__), scores
 
 
 def noise_pass_through(

@@ -42,6 +42,7 @@ import pickle
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import equinox as eqx
@@ -72,6 +73,7 @@ from ._baselines import (
 from ._data import Windows, nbody_windows, toy_md_windows
 from ._evaluate import check_equivariance, window_scores
 from ._flow import (
+    TEMPERATURES,
     enhance,
     flow_config,
     flow_matching_loss,
@@ -79,6 +81,7 @@ from ._flow import (
     out_of_fold,
     sample,
     sample_from_noise,
+    select_temperature,
 )
 from ._layers import make_graph
 from ._model import GSEFlow
@@ -264,7 +267,12 @@ def _job_flow(cfg: dict, seed: int) -> dict:
     t0 = time.perf_counter()
     flow = _fit(GSEFlow(key=k[0], prior_noise="walk", **kw), tr, cfg["steps"], cfg["batch"], k[1])
     out: dict = {"train_s": time.perf_counter() - t0, "params": count_parameters(flow)}
-    out["scores"] = _scores(_flow_samples(flow, te, k[2]), te)
+    va = d["val"]  # the sampling temperature, chosen on validation as the baselines' noise
+    t_best, out["val_energy"] = select_temperature(
+        flow, va, key=jax.random.fold_in(k[2], 1), k=K, prior_mean=_cv_mean(va)
+    )
+    out["temperature"] = t_best
+    out["scores"] = _scores(_flow_samples(flow, te, k[2], temperature=t_best), te)
     sweep, noise_free = {}, None
     for solver, grid in (("euler", EULER_STEPS), ("heun", HEUN_STEPS if cfg["heun"] else ())):
         for n in grid:
@@ -274,8 +282,8 @@ def _job_flow(cfg: dict, seed: int) -> dict:
                 noise_free = s
     out["sweep"] = sweep
     out["temps"] = {}
-    for t in cfg["temperatures"]:
-        if t == 1.0:
+    for t in _sweep_temperatures(cfg):
+        if t == t_best:
             sc = out["scores"]
         elif t == 0:
             sc = _scores(noise_free, te)
@@ -284,6 +292,11 @@ def _job_flow(cfg: dict, seed: int) -> dict:
         out["temps"][t] = {m: float(np.mean(v)) for m, v in sc.items()}
     out["equivariance"] = _equivariance(flow, te, k[3]) if seed == cfg["seeds"][0] else None
     return out
+
+
+def _sweep_temperatures(cfg: dict) -> tuple[float, ...]:
+    """The temperature sweep's columns: the configured ones and the selection grid."""
+    return tuple(sorted({*map(float, cfg["temperatures"]), *TEMPERATURES}))
 
 
 def _equivariance(flow: GSEFlow, w: Windows, key) -> dict[str, float]:
@@ -462,7 +475,8 @@ _SHARED = ("flow", "det", "egnn")
 
 def _lanes(items: list[tuple], n: int) -> list[list[tuple]]:
     """Split jobs ``(spec, path)`` over ``n`` workers, whole kinds at a time (a kind is
-    compiled once per worker), the costliest kinds first to the least loaded worker.
+    compiled once per worker), the costliest kinds first to the least loaded worker; with
+    fewer kinds than workers the largest kind is split.
 
     The lane that holds the costliest kind compiles the shared GSE loop first; every other
     lane runs its unshared kinds (N-body, curves) first, so that by the time it needs the
@@ -472,6 +486,13 @@ def _lanes(items: list[tuple], n: int) -> list[list[tuple]]:
         spec = item[0]
         key = (spec[0], spec[3]) if spec[0] == "curve" else (spec[0],)
         groups.setdefault(key, []).append(item)
+    while len(groups) < n:  # fewer kinds than workers (a rerun of one kind): split the largest
+        g = max(groups, key=lambda g: len(groups[g]))
+        if len(groups[g]) < 2:
+            break
+        jobs = groups.pop(g)
+        half = (len(jobs) + 1) // 2
+        groups[(*g, "a")], groups[(*g, "b")] = jobs[:half], jobs[half:]
 
     def enhances(g: tuple) -> bool:
         return g[0] == "egnn" and bool(json.loads(groups[g][0][0][1])["enhance"])
@@ -503,12 +524,12 @@ class Incomplete(SystemExit):
     """Raised when ``GSE_FLOW_MAX_STAGES`` new jobs have run: rerun to resume."""
 
 
-def _run_all(specs: list[tuple], out_dir: Path, tag: str, progress: bool) -> dict:
+def _run_all(specs: list[tuple], out_dir: Path, tag: Callable[[str], str], progress: bool) -> dict:
     """Run the jobs not cached under ``out_dir/cache`` (at most ``GSE_FLOW_MAX_STAGES`` per
     call); compiled code is shared between the workers through a temporary XLA cache."""
     cache = Path(out_dir) / "cache"
     name = lambda s: "-".join(str(v) for v in (s[0], *s[2:]))  # noqa: E731
-    path = lambda s: cache / f"{name(s)}-{tag}.pkl"  # noqa: E731
+    path = lambda s: cache / f"{name(s)}-{tag(s[0])}.pkl"  # noqa: E731
     todo = [s for s in specs if not path(s).exists()]
     limit = os.environ.get("GSE_FLOW_MAX_STAGES")
     run_now = todo if not limit else todo[: int(limit)]
@@ -553,13 +574,20 @@ def _fmt_ci(m: float, lo: float, hi: float) -> str:
 
 
 # ----------------------------------------------------------------------------- reproduce
-def _cache_tag(cfg: dict) -> str:
-    """Tag of the cached jobs: the settings without the seed list. A job depends on its own
-    seed and on the first seed (which runs the equivariance check), so after a 3-seed run
-    ``GSE_FLOW_SEEDS=0,1,2,3,4`` runs only the new seeds' jobs."""
+def _cache_tag(cfg: dict, job: str = "") -> str:
+    """Tag of a cached job: the settings without the seed list, and the job's code version.
+    A job depends on its own seed and on the first seed (which runs the equivariance check),
+    so after a 3-seed run ``GSE_FLOW_SEEDS=0,1,2,3,4`` runs only the new seeds' jobs."""
     key = {k: v for k, v in cfg.items() if k != "seeds"} | {"first_seed": cfg["seeds"][0]}
     key["nbody"] = {k: v for k, v in cfg["nbody"].items() if k != "seeds"}
-    return hashlib.sha1(f"{json.dumps(key, sort_keys=True)} v4".encode()).hexdigest()[:10]
+    blob = f"{json.dumps(key, sort_keys=True)} v4"
+    if job in _JOB_VERSIONS:  # a job whose code changed since v4
+        blob += f" {job} {_JOB_VERSIONS[job]}"
+    return hashlib.sha1(blob.encode()).hexdigest()[:10]
+
+
+# jobs changed since the common version: the flow job selects its temperature on validation
+_JOB_VERSIONS = {"flow": f"v5 {TEMPERATURES}"}
 
 
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
@@ -568,7 +596,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     t_start = time.perf_counter()
     blob = json.dumps(cfg, sort_keys=True)
     seeds = cfg["seeds"]
-    tag = _cache_tag(cfg)
+    tag = functools.partial(_cache_tag, cfg)
     specs: list[tuple] = []
     for s in seeds:  # the costliest jobs first, so the two workers finish together
         specs += [("egnn", blob, s), ("flow", blob, s), ("det", blob, s)]
@@ -610,7 +638,10 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         ["minADE@5", "minFDE@5", "energy score", "ADE (noise-free)", "noise", "params"],
         note="Baselines: the deterministic prediction + Gaussian noise, one scale per future "
         "frame and node, multiplier and structure (white / random walk) chosen on validation by "
-        "the energy score. GSE-Flow: 10 Euler steps; its noise-free ADE is at temperature 0.",
+        "the energy score. GSE-Flow: 10 Euler steps, its sampling temperature T (a factor on "
+        "the prior noise) chosen on validation by the same rule (from "
+        f"{', '.join(f'{t:g}' for t in TEMPERATURES)}); its noise-free ADE is at T = 0. "
+        "enhance(EGNN) samples at T = 1.",
     )
     for n, label in BASELINES:
         noise = R[f"{src[n][0]}-{seeds[0]}"][f"{n}_noise"]
@@ -625,7 +656,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         "GSE-Flow (ours, recon.)",
         **{LABELS[m]: mean_of("flow", m) for m in METRICS},
         **{"ADE (noise-free)": [R[f"flow-{s}"]["temps"][0.0]["ade"] for s in seeds]},
-        noise="learned (prior: walk)",
+        noise=f"learned, T ×{R[f'flow-{seeds[0]}']['temperature']:g} (seed {seeds[0]}; prior: walk)",
         params=R[f"flow-{seeds[0]}"]["params"],
     )
     if enh:
@@ -655,7 +686,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         diffs.add_row(label, **cells, interval=v[3])
     result.tables.append(diffs)
 
-    temps = cfg["temperatures"]
+    temps = _sweep_temperatures(cfg)
     tt = ResultTable(
         "GSE-Flow temperature sweep (prior noise × T; T = 0 is the noise-free output, K = 1)",
         [f"T={t:g}" for t in temps],
