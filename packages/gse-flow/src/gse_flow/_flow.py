@@ -353,10 +353,9 @@ def select_temperature(
 
     For each candidate ``T`` the ``k`` samples start from ``T·ε`` with one fixed draw of ε
     (the comparison is paired), and the temperature whose samples have the lowest energy score
-    against ``windows.future`` wins. A flow trained on a short budget tends to draw futures
-    that are too close together (its samples shrink towards the mean), which the energy score
-    penalises and a temperature above 1 corrects; this is the same rule by which
-    :func:`gse_flow.fit_noise` sets a deterministic baseline's noise scale.
+    against ``windows.future`` wins. The energy score is proper, so samples drawn too close
+    together (``T`` too low) or too far apart both score worse than calibrated ones; this is
+    the rule by which :func:`gse_flow.fit_noise` sets a deterministic baseline's noise scale.
 
     Args:
         model: trained :class:`gse_flow.GSEFlow`.
