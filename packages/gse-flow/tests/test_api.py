@@ -55,6 +55,7 @@ EXPECTED = [
     "radius_edges",
     "sample",
     "sample_from_noise",
+    "select_temperature",
     "shard_batch",
     "spread_skill",
     "toy_md",
