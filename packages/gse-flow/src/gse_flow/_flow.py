@@ -377,12 +377,10 @@ def select_temperature(
         raise TypeError(f"windows must be gse_flow.Windows, got {type(windows).__name__}")
     scores = {}
     for t in temperatures:
-        s = sample(
+        s = sample_windows(
             model,
-            windows.history,
+            windows,
             key,
-            node_attr=windows.node_attr,
-            edges=windows.edges,
             k=k,
             n_steps=n_steps,
             solver=solver,
@@ -391,6 +389,13 @@ def select_temperature(
         )
         scores[float(t)] = energy_score(s, windows.future)
     return min(scores, key=scores.__getitem__), scores
+
+
+def sample_windows(model: GSEFlow, windows: Windows, key: jax.Array, **kwargs: Any) -> NDArray:
+    """:func:`sample` on the histories of ``windows`` with their node attributes and edges."""
+    return sample(
+        model, windows.history, key, node_attr=windows.node_attr, edges=windows.edges, **kwargs
+    )
 
 
 def noise_pass_through(

@@ -79,8 +79,8 @@ from ._flow import (
     flow_matching_loss,
     mse_loss,
     out_of_fold,
-    sample,
     sample_from_noise,
+    sample_windows,
     select_temperature,
 )
 from ._layers import make_graph
@@ -227,12 +227,10 @@ def _flow_samples(
 ) -> np.ndarray:
     if prior_mean is None:
         prior_mean = _cv_mean(w)
-    return sample(
+    return sample_windows(
         model,
-        w.history,
+        w,
         key,
-        node_attr=w.node_attr,
-        edges=w.edges,
         k=k,
         n_steps=n_steps,
         solver=solver,
