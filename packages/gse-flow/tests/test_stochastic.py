@@ -177,6 +177,7 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch, full):
             seeds=(0, 1),
             enhance=full,
             temperatures=(0.0, 1.0),
+            select_temperatures=(1.0, 1.25) if full else (),
             heun=True,
             curve=None,
         )
