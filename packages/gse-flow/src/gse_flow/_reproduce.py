@@ -42,7 +42,6 @@ import pickle
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import equinox as eqx
@@ -531,12 +530,12 @@ class Incomplete(SystemExit):
     """Raised when ``GSE_FLOW_MAX_STAGES`` new jobs have run: rerun to resume."""
 
 
-def _run_all(specs: list[tuple], out_dir: Path, tag: Callable[[str], str], progress: bool) -> dict:
+def _run_all(specs: list[tuple], out_dir: Path, tag: str, progress: bool) -> dict:
     """Run the jobs not cached under ``out_dir/cache`` (at most ``GSE_FLOW_MAX_STAGES`` per
     call); compiled code is shared between the workers through a temporary XLA cache."""
     cache = Path(out_dir) / "cache"
     name = lambda s: "-".join(str(v) for v in (s[0], *s[2:]))  # noqa: E731
-    path = lambda s: cache / f"{name(s)}-{tag(s[0])}.pkl"  # noqa: E731
+    path = lambda s: cache / f"{name(s)}-{tag}.pkl"  # noqa: E731
     todo = [s for s in specs if not path(s).exists()]
     limit = os.environ.get("GSE_FLOW_MAX_STAGES")
     run_now = todo if not limit else todo[: int(limit)]
@@ -581,20 +580,13 @@ def _fmt_ci(m: float, lo: float, hi: float) -> str:
 
 
 # ----------------------------------------------------------------------------- reproduce
-def _cache_tag(cfg: dict, job: str = "") -> str:
-    """Tag of a cached job: the settings without the seed list, and the job's code version.
-    A job depends on its own seed and on the first seed (which runs the equivariance check),
-    so after a 3-seed run ``GSE_FLOW_SEEDS=0,1,2,3,4`` runs only the new seeds' jobs."""
+def _cache_tag(cfg: dict) -> str:
+    """Tag of the cached jobs: the settings without the seed list. A job depends on its own
+    seed and on the first seed (which runs the equivariance check), so after a 3-seed run
+    ``GSE_FLOW_SEEDS=0,1,2,3,4`` runs only the new seeds' jobs."""
     key = {k: v for k, v in cfg.items() if k != "seeds"} | {"first_seed": cfg["seeds"][0]}
     key["nbody"] = {k: v for k, v in cfg["nbody"].items() if k != "seeds"}
-    blob = f"{json.dumps(key, sort_keys=True)} v4"
-    if job in _JOB_VERSIONS:  # a job whose code changed since v4
-        blob += f" {job} {_JOB_VERSIONS[job]}"
-    return hashlib.sha1(blob.encode()).hexdigest()[:10]
-
-
-# jobs changed since the common version: the flow job selects its temperature on validation
-_JOB_VERSIONS = {"flow": "v5"}
+    return hashlib.sha1(f"{json.dumps(key, sort_keys=True)} v5".encode()).hexdigest()[:10]
 
 
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
@@ -603,7 +595,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     t_start = time.perf_counter()
     blob = json.dumps(cfg, sort_keys=True)
     seeds = cfg["seeds"]
-    tag = functools.partial(_cache_tag, cfg)
+    tag = _cache_tag(cfg)
     specs: list[tuple] = []
     for s in seeds:  # the costliest jobs first, so the two workers finish together
         specs += [("egnn", blob, s), ("flow", blob, s), ("det", blob, s)]
