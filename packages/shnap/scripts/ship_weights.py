@@ -1,14 +1,16 @@
 """Train the default networks and write them as the package's shipped float16 weights.
 
     python packages/shnap/scripts/ship_weights.py bridge --work DIR [--budget 540]
-    python packages/shnap/scripts/ship_weights.py cnn --quick
+    python packages/shnap/scripts/ship_weights.py cnn [--quick]
+    python packages/shnap/scripts/ship_weights.py repaint
 
 ``bridge`` trains ``Bridge.pretrained()``'s networks (default ``TrainConfig`` and
 ``BridgeConfig``) in resumable chunks: the training data are written to ``DIR`` once, each
 call trains for at most ``--budget`` seconds, saves a checkpoint and exits with status 3 until
 both networks are done, then writes ``src/shnap/weights/bridge-<key>.npz``. ``cnn`` trains
 (or reads from the cache) the CNNs of ``python -m shnap reproduce`` (``--quick``: quick sizes)
-and writes one file per CNN.
+and writes one file per CNN. ``repaint`` trains (or reads from the cache) the default
+``RePaint.pretrained()`` UNet, the full reproduce's peer.
 """
 
 from __future__ import annotations
@@ -90,9 +92,22 @@ def _cnns(quick: bool) -> int:
     return 0
 
 
+def _repaint() -> int:
+    from shnap._bridge import _key
+    from shnap._fills import DDPMConfig, RePaint
+
+    config, n_crops = DDPMConfig(), 4000
+    rp = RePaint.pretrained(config, n_crops, progress=False)
+    record = {**rp.record, "cached": False, "weights": "float16, shipped"}
+    key = f"{_key(config)}-{n_crops}"
+    path = write_shipped("repaint", key, {"unet": rp.unet.state_dict()}, {"record": record})
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("bridge", "cnn"))
+    ap.add_argument("what", choices=("bridge", "cnn", "repaint"))
     ap.add_argument("--work", type=Path, default=Path("ship-work"))
     ap.add_argument("--budget", type=float, default=540.0, help="seconds per call (bridge)")
     ap.add_argument("--quick", action="store_true", help="the quick reproduce's CNNs")
@@ -100,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(2)
     if args.what == "bridge":
         return _bridge(args.work, args.budget)
+    if args.what == "repaint":
+        return _repaint()
     return _cnns(args.quick)
 
 

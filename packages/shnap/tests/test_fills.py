@@ -120,3 +120,20 @@ def test_fills_refuse_bad_input(editor):
         editor.remove_batch(x[None], m[None, :4], [0])
     with pytest.raises(ValueError, match="tau must be in"):
         editor.insert(x, nodule_library(1, seed=0)[0], (4, 4, 4), tau=2.0)
+
+
+def test_repaint_samples_a_repeated_crop_once_without_changing_an_edit(monkeypatch):
+    torch.manual_seed(1)
+    rp = RePaint(UNet3D((8, 8, 8)), DDPMConfig(steps=2, jumps=2, widths=(8, 8, 8), bf16=False))
+    ph = make_phantom(32, n_nodules=3, seed=6)
+    m = ndimage.binary_dilation(ph.nodule_masks[0], STRUCT)
+    other = ndimage.binary_dilation(ph.nodule_masks[1], STRUCT)
+    alone = rp.remove(ph.image, m, seed=5)
+    sampled = []
+    run = rp._run
+    monkeypatch.setattr(rp, "_run", lambda jobs, t0: sampled.append(len(jobs)) or run(jobs, t0))
+    batch = rp.remove_batch(np.stack([ph.image] * 3), np.stack([m, other, m]), [5, 5, 5])
+    assert sampled == [2]  # three removals, two distinct crop jobs
+    np.testing.assert_allclose(batch[0], alone, atol=1e-5)
+    assert np.array_equal(batch[0], batch[2])
+    assert not np.array_equal(rp.remove(ph.image, m, seed=6), alone)  # the seed matters

@@ -120,6 +120,13 @@ def test_bad_input_is_refused_with_a_clear_message(x, players, match, lung_fill)
         shnap(_model(), x, players, lung_fill)
 
 
+@pytest.mark.parametrize("batch_size", [0, 2.0, True])
+def test_bad_batch_size_is_refused(batch_size, lung_fill):
+    x = np.zeros((4, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
+        shnap(_model(), x, [np.ones(x.shape, bool)], lung_fill, batch_size=batch_size)
+
+
 def test_more_than_12_players_refused(lung_fill):
     x = np.zeros((13, 2, 2), np.float32)
     players = []

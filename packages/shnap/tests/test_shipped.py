@@ -9,15 +9,18 @@ import torch
 from shnap import _shipped
 from shnap._bridge import Bridge, BridgeConfig, TrainConfig, _key
 from shnap._cnn import CNNConfig, RiskCNN3D, train_risk_cnn
+from shnap._fills import DDPMConfig, RePaint
 from shnap._reproduce import cnn_configs
 
 
-def test_the_defaults_and_the_quick_cnns_ship_under_their_current_keys():
+def test_the_defaults_and_the_reproduce_cnns_ship_under_their_current_keys():
     """A changed default or code version changes the key: this fails until the weights are
     re-trained and re-shipped (scripts/ship_weights.py), so stale weights never load."""
     assert (_shipped.SHIPPED_DIR / f"bridge-{_key(TrainConfig(), BridgeConfig())}.npz").is_file()
-    for cfg in cnn_configs(quick=True):
-        assert (_shipped.SHIPPED_DIR / f"riskcnn-{cfg.key()}.npz").is_file(), cfg
+    assert (_shipped.SHIPPED_DIR / f"repaint-{_key(DDPMConfig())}-4000.npz").is_file()
+    for quick in (True, False):
+        for cfg in cnn_configs(quick=quick):
+            assert (_shipped.SHIPPED_DIR / f"riskcnn-{cfg.key()}.npz").is_file(), cfg
 
 
 def test_shipped_round_trip_and_a_mismatched_key_is_refused(tmp_path, monkeypatch):
@@ -57,3 +60,17 @@ def test_pretrained_loads_shipped_weights_and_trains_only_another_config(
     again = Bridge.pretrained(tc, BridgeConfig(steps=7), progress=True)  # sampler change only
     assert again.record["shipped"] and "training" not in capsys.readouterr().err
     assert again.config.steps == 7
+
+
+def test_repaint_pretrained_loads_shipped_weights_without_training(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_shipped, "SHIPPED_DIR", tmp_path / "weights")
+    monkeypatch.setenv("SHNAP_CACHE", str(tmp_path / "cache"))
+    cfg = DDPMConfig(train_steps=1, batch_size=2, steps=2, widths=(8, 8, 8))
+    rp = RePaint.pretrained(cfg, n_crops=4, cache=False, progress=False)
+    key = f"{_key(cfg)}-4"
+    _shipped.write_shipped("repaint", key, {"unet": rp.unet.state_dict()}, {"record": {"x": 1}})
+    got = RePaint.pretrained(cfg, n_crops=4, progress=True)
+    assert got.record["shipped"] and got.record["x"] == 1
+    assert "training" not in capsys.readouterr().err
+    for a, b in zip(got.unet.state_dict().values(), rp.unet.state_dict().values()):
+        np.testing.assert_allclose(a, b.half().float())

@@ -17,6 +17,7 @@ a removal, so insertion follows the same rule as removal for every editor.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -276,15 +277,19 @@ class RePaint:
         cache: bool = True,
         progress: Progress = None,
     ) -> RePaint:
-        """Trained on ``nodule_free_crops(n_crops, 16, config.seed)`` (the bridge's data), cached
-        under ``$SHNAP_CACHE`` by the hash of the config. Training prints one line on stderr
-        first, then a bar when stderr is a terminal; an unreadable cache file is retrained and
-        overwritten, with a warning naming it."""
+        """Trained on ``nodule_free_crops(n_crops, 16, config.seed)`` (the bridge's data), keyed
+        by the hash of the config. Looked up in the cache (``$SHNAP_CACHE``), then among the
+        weights shipped with the package (the default's UNet, float16); only a key found in
+        neither is trained (and cached). Training prints one line on stderr first, then a bar
+        when stderr is a terminal; an unreadable cache file is retrained and overwritten, with
+        a warning naming it."""
         from shnap._bridge import _key
         from shnap._cnn import cache_dir, read_blob, warn_retrain
+        from shnap._shipped import load_shipped
         from shnap._world import nodule_free_crops
 
-        path = cache_dir() / f"repaint-{_key(config)}-{n_crops}.pt"
+        key = f"{_key(config)}-{n_crops}"
+        path = cache_dir() / f"repaint-{key}.pt"
         if cache and path.is_file():
             try:
                 blob = read_blob(path, ("state", "record"), "RePaint cache")
@@ -296,6 +301,13 @@ class RePaint:
                 out = cls(unet, config)
                 out.record = {**blob["record"], "cached": True}
                 return out
+        shipped = load_shipped("repaint", key)
+        if shipped is not None:
+            unet = UNet3D(config.widths)
+            unet.load_state_dict(shipped[0]["unet"])
+            out = cls(unet, config)
+            out.record = {**shipped[1]["record"], "cached": True, "shipped": True}
+            return out
         where = f"cached in {path}" if cache else "not cached"
         with training_progress(
             progress,
@@ -318,18 +330,26 @@ class RePaint:
         return self.remove_batch(x[None], mask[None], [seed])[0]
 
     def remove_batch(self, xs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        """:meth:`remove` for a batch ``(B, D, H, W)`` (crops of one shape run together)."""
+        """:meth:`remove` for a batch ``(B, D, H, W)`` (crops of one shape run together; a crop
+        job repeated in the batch, same crop, mask, seed and corner, is sampled once)."""
         xs, ms = _check_batch(xs, masks, seeds)
         out = xs.copy()
-        jobs, places = [], []
+        jobs, places, which, index = [], [], [], {}
         for b, (x, m, seed) in enumerate(zip(xs, ms, seeds)):
             for comp, (corner, size) in crop_boxes(m, self.config.margin, self.config.crop):
                 xc = _extract(x, corner, size, "edge")
                 mc = _extract(comp, corner, size, "constant")
-                jobs.append((xc, mc, int(seed), corner, xc))
+                key = hashlib.blake2b(
+                    xc.tobytes() + mc.tobytes() + repr((int(seed), corner, size)).encode()
+                ).digest()
+                if key not in index:
+                    index[key] = len(jobs)
+                    jobs.append((xc, mc, int(seed), corner, xc))
+                which.append(index[key])
                 places.append((b, mc, corner))
-        for (b, mc, corner), res in zip(places, self._run(jobs, 1.0)):
-            _paste(out[b], res, mc, corner)
+        results = self._run(jobs, 1.0)
+        for (b, mc, corner), j in zip(places, which):
+            _paste(out[b], results[j], mc, corner)
         return out
 
     def insert(

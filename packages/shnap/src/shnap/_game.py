@@ -281,7 +281,7 @@ def shnap(
     *,
     seed: int = 0,
     dilate: int = 1,
-    batch_size: int = 16,
+    batch_size: int = 64,
 ) -> Any:
     """Exact SHNAP of ``model`` on volume ``x`` over object ``players`` edited by ``editor``.
 
@@ -295,6 +295,10 @@ def shnap(
         k: seeded edits per coalition (averaged; their spread is reported). The grand
             coalition needs no edit and is evaluated once.
         seed: base seed of the edits.
+        dilate: voxels by which the removed union is dilated before the kept players are cut out.
+        batch_size: coalition edits per ``editor.remove_batch`` call; the shipped editors sample
+            a crop repeated within a call once (with common seeds, each object's crop recurs
+            across coalitions), so a larger batch means fewer network calls and more memory.
 
     Returns:
         :class:`Attribution` with ``sv``, ``sii``, ``phi``, ``phi_pair``, ``r2``; its
@@ -310,6 +314,12 @@ def shnap(
         raise ValueError(f"k must be an integer >= 1 (edits per coalition), got {k!r}")
     if not isinstance(dilate, int | np.integer) or dilate < 0:
         raise ValueError(f"dilate must be an integer >= 0, got {dilate!r}")
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, int | np.integer)
+        or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     if not hasattr(editor, "remove_batch"):
         raise TypeError(
             f"editor must provide remove_batch (an Editor), got {type(editor).__name__}"
@@ -369,7 +379,7 @@ def gshnap(
     k: int = 2,
     *,
     seed: int = 0,
-    batch_size: int = 16,
+    batch_size: int = 64,
 ) -> Any:
     """gSHNAP: :func:`shnap` over arbitrary disjoint regions (lobes, shells, boxes), inpainted
     exactly as given (no dilation, so neighbouring regions stay untouched)."""

@@ -80,6 +80,12 @@ class Sizes:
     bridge_steps: int = 50
     #: the bridge's insertion steps; None: ``round(bridge_steps * tau)`` (15 at 50 steps)
     insert_steps: int | None = None
+    #: RePaint's oracle cases, SNAP cases and realism crops (None: the costly counts). Its 2
+    #: resampling jumps make each of its audits about twice the bridge's; the peer's row gets
+    #: fewer cases (stated in the tables) so that the full mode fits 45 minutes on 2 cores
+    oracle_cases_peer: int | None = None
+    snap_cases_peer: int | None = None
+    realism_crops_peer: int | None = None
 
 
 #: quick: fewer cases, 60 + 60 realism crops, 60 held-out phantoms and 10 sampler steps
@@ -87,7 +93,12 @@ class Sizes:
 #: removals); insertions keep the full mode's 15 steps (at 3 the oracle's SNAP slope moved
 #: off 0). About 4 minutes on 2 cores on the shipped weights.
 QUICK = Sizes(1500, 25, 10, 4, 10, 4, 8, 4, 20, 15, 60, 2, 600, 15, 3, 60, 10, 15)
-FULL = Sizes(3000, 25, 50, 50, 20, 20, 20, 20, 40, 40, 500, 2, 1500, 25, 3)
+FULL = Sizes(
+    *(3000, 25, 50, 50, 20, 20, 20, 20, 40, 40, 500, 2, 1500, 25, 3),
+    oracle_cases_peer=30,
+    snap_cases_peer=8,
+    realism_crops_peer=250,
+)
 #: item 7's sampler steps (spec)
 RUNTIME_STEPS = 50
 COSTLY = ("bridge", "repaint")
@@ -113,9 +124,8 @@ def cnn_configs(quick: bool) -> list[CNNConfig]:
 
 
 def _editors(quick: bool, progress: bool) -> tuple[dict[str, Any], list[str]]:
-    """The five editors: the bridge and RePaint (trained once, cached) and the naive fills."""
+    """The editors: the bridge, RePaint (full mode; shipped weights) and the naive fills."""
     from ._bridge import Bridge, BridgeConfig
-    from ._cnn import cache_dir
     from ._fills import GlobalMeanFill, RePaint, ShellMeanFill, ZeroFill
 
     sz = QUICK if quick else FULL
@@ -127,12 +137,10 @@ def _editors(quick: bool, progress: bool) -> tuple[dict[str, Any], list[str]]:
         f"{bridge.record.get('seconds', float('nan')):.0f} s training; sampler {steps} steps "
         f"per removal, {sz.insert_steps or max(1, round(steps * 0.3))} per insertion"
     ]
-    if not quick or any(cache_dir().glob("repaint-*.pt")):
-        eds["repaint"] = RePaint.pretrained()
+    if quick:
+        notes.append("repaint: full mode only (each of its audits costs about twice the bridge's)")
     else:
-        notes.append(
-            "repaint: skipped in quick mode (no cached weights; RePaint.pretrained() trains them)"
-        )
+        eds["repaint"] = RePaint.pretrained()
     eds.update(zero=ZeroFill(), **{"global-mean": GlobalMeanFill(), "shell-mean": ShellMeanFill()})
     return eds, notes
 
@@ -388,6 +396,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             "discriminator AUC",
             "nodule-free",
             "s / SHNAP case",
+            "cases (oracle/shortcut/SNAP)",
         ],
         note="Oracle columns: SHNAP of the oracle vs its true terms. Electrode share: mean "
         "phi_electrode / mean (v(N) - v(empty)) of the zero-padded CNN on oracle-negative cases. "
@@ -401,20 +410,26 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     snaps_for_fig: dict[str, SnapMap] = {}
     for name, ed in editors.items():
         costly = name in COSTLY
-        oc = oracle_all[: sz.oracle_cases_costly if costly else sz.oracle_cases]
+        n_oracle = sz.oracle_cases_costly if costly else sz.oracle_cases
+        n_snap = sz.snap_cases_costly if costly else sz.snap_cases
+        if name == "repaint":
+            n_oracle = sz.oracle_cases_peer or n_oracle
+            n_snap = sz.snap_cases_peer or n_snap
+        oc = oracle_all[:n_oracle]
         nc = neg_all[: sz.shortcut_cases_costly if costly else sz.shortcut_cases]
         rec = _oracle_recovery(ed, oc, sz.k, progress, f"{name}: oracle")
         sc = _shortcut(ed, nc, {"cnn-zeros": cnn_z}, sz.k, progress, f"{name}: shortcut")
         scored = {**models, **abl_models} if name == "bridge" else models
         rad, joined = _radial(
             ed,
-            sz.snap_cases_costly if costly else sz.snap_cases,
+            n_snap,
             sz.snap_points_costly if costly else sz.snap_points,
             scored,
             progress,
             f"{name}: SNAP",
         )
         per[name] = {"oracle": rec, "shortcut": sc, "radial": rad}
+        per[name]["cases"] = f"{len(oc)}/{len(nc)}/{n_snap}"
         if name == "bridge":
             per[name]["runtime"] = _runtime(ed, nc[0], cnn_z, sz.k, sc["seconds"])
             psi = {m: joined[m].psi for m in abl_cfg}
@@ -433,7 +448,10 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         if name == "bridge" or not snaps_for_fig:
             snaps_for_fig = {m: v for m, v in joined.items() if m not in abl_cfg}
     # item 3 for every editor at once: the discriminators' trainings run side by side
-    for name, real in _realism(editors, sz.realism_crops, cnn_z).items():
+    crops = {n: sz.realism_crops for n in editors}
+    if "repaint" in crops:
+        crops["repaint"] = sz.realism_crops_peer or sz.realism_crops
+    for name, real in _realism(editors, crops, cnn_z).items():
         per[name]["realism"] = real
     for name, p in per.items():
         rec, sc, real = p["oracle"], p["shortcut"], p["realism"]
@@ -452,6 +470,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
                 "discriminator AUC": real.get("auc"),
                 "nodule-free": real.get("nodule_free"),
                 "s / SHNAP case": rec["seconds"],
+                "cases (oracle/shortcut/SNAP)": p["cases"],
             },
         )
     result.tables += [table, radial_tab, _realism_table(per)]
@@ -499,7 +518,9 @@ def _runtime(
     return {"seconds": sc["seconds"][0], "steps": RUNTIME_STEPS, "cases": 1}
 
 
-def _realism(editors: dict[str, Any], n_crops: int, model: Any) -> dict[str, dict[str, Any]]:
+def _realism(
+    editors: dict[str, Any], n_crops: dict[str, int], model: Any
+) -> dict[str, dict[str, Any]]:
     """Item 3 per editor: discriminator AUC (larger of logistic and tiny-CNN 5-fold AUCs),
     the nodule-free fraction of removed regions and, on ``model``, the editor's error against
     the twin removal ``|f(edit) - f(twin)|`` beside the nodule effect ``|f(case) - f(twin)|``;
@@ -508,7 +529,7 @@ def _realism(editors: dict[str, Any], n_crops: int, model: Any) -> dict[str, dic
     from ._realism import realism_reports, removal_study
 
     studies = {
-        name: removal_study(ed, n_crops, seed=0, model=model) for name, ed in editors.items()
+        name: removal_study(ed, n_crops[name], seed=0, model=model) for name, ed in editors.items()
     }
     pairs, keys = [], []
     for name, d in studies.items():
@@ -528,6 +549,7 @@ def _realism(editors: dict[str, Any], n_crops: int, model: Any) -> dict[str, dic
             "auc_logistic": rep.auc_logistic,
             "auc_cnn": rep.auc_cnn,
             "nodule_free": rep.nodule_free,
+            "crops": f"{rep.n_real} + {rep.n_filled}",
             "report": str(rep),
             "f_err_median": float(np.median(err)),
             "f_err_mean": float(np.mean(err)),
@@ -554,6 +576,7 @@ def _realism_table(per: dict[str, dict[str, Any]]) -> ResultTable:
             "median |f(edit) - f(twin)|",
             "median |nodule effect|",
             "ratio",
+            "crops (real + edited)",
         ],
         note="Twin: the perfect removal (the nodule-free twin phantom's voxels), the "
         "discriminator's floor. AUC = max(logistic, CNN); the CNN is trained only where the "
@@ -574,6 +597,7 @@ def _realism_table(per: dict[str, dict[str, Any]]) -> ResultTable:
                 "median |f(edit) - f(twin)|": 0.0,
                 "median |nodule effect|": b["effect_median"],
                 "ratio": 0.0,
+                "crops (real + edited)": b["crops"],
             },
         )
     for name, p in per.items():
@@ -590,6 +614,7 @@ def _realism_table(per: dict[str, dict[str, Any]]) -> ResultTable:
                 "median |f(edit) - f(twin)|": r["f_err_median"],
                 "median |nodule effect|": r["effect_median"],
                 "ratio": r["f_err_median"] / r["effect_median"],
+                "crops (real + edited)": r["crops"],
             },
         )
     return tab
