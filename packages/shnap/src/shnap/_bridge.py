@@ -82,6 +82,7 @@ __all__ = [
     "bridge_marginal",
     "bridge_step",
     "crop_boxes",
+    "crop_job_key",
     "edit_pairs",
     "random_metaball_mask",
     "removal_masks",
@@ -285,6 +286,15 @@ def removal_masks(n_phantoms: int, size: int = 16, seed: int = 0) -> tuple[np.nd
 
 # --------------------------------------------------------------------------------------------
 # crops
+def crop_job_key(xc: np.ndarray, mc: np.ndarray, seed: int, corner: tuple, size: tuple) -> bytes:
+    """Identity of a removal crop job: an editor samples a job repeated within one
+    ``remove_batch`` call once (its noise is keyed by seed and corner, so the result is the
+    same)."""
+    return hashlib.blake2b(
+        xc.tobytes() + mc.tobytes() + repr((seed, corner, size)).encode()
+    ).digest()
+
+
 def crop_boxes(mask: np.ndarray, margin: int = 3, crop: int = 16) -> list[tuple[np.ndarray, tuple]]:
     """Boxes covering the mask: ``(component mask, (corner, size))`` per 26-connected component.
 
@@ -934,9 +944,7 @@ class Bridge:
             for comp, (corner, size) in crop_boxes(m, self.config.margin, self.config.crop):
                 xc = _extract(x, corner, size, "edge")
                 mc = _extract(comp, corner, size, "constant")
-                key = hashlib.blake2b(
-                    xc.tobytes() + mc.tobytes() + repr((int(seed), corner, size)).encode()
-                ).digest()
+                key = crop_job_key(xc, mc, int(seed), corner, size)
                 if key not in index:
                     index[key] = len(jobs)
                     jobs.append(self._removal_job(xc, mc, int(seed), corner, steps))

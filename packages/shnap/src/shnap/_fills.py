@@ -17,7 +17,6 @@ a removal, so insertion follows the same rule as removal for every editor.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +27,7 @@ import numpy as np
 import torch
 from scipy import ndimage
 
-from shnap._bridge import _STRUCT, _extract, _paste, crop_boxes, shell_mean
+from shnap._bridge import _STRUCT, _extract, _paste, crop_boxes, crop_job_key, shell_mean
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
 from shnap._precision import autocast, resolve_bf16
 from shnap._progress import Progress, training_progress
@@ -339,9 +338,7 @@ class RePaint:
             for comp, (corner, size) in crop_boxes(m, self.config.margin, self.config.crop):
                 xc = _extract(x, corner, size, "edge")
                 mc = _extract(comp, corner, size, "constant")
-                key = hashlib.blake2b(
-                    xc.tobytes() + mc.tobytes() + repr((int(seed), corner, size)).encode()
-                ).digest()
+                key = crop_job_key(xc, mc, int(seed), corner, size)
                 if key not in index:
                     index[key] = len(jobs)
                     jobs.append((xc, mc, int(seed), corner, xc))
