@@ -52,3 +52,12 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
     assert result.checks["2 locality: no voxel outside a mask changed (all editors, all edits)"]
     assert all(f.is_file() for f in result.figures) and len(result.figures) == 2
     assert (tmp_path / "result.json").is_file()
+
+
+def test_counts_give_the_peer_its_own_sizes_and_the_fills_the_cheap_ones():
+    full = rep.FULL
+    bridge, repaint, zero = (full.counts(e) for e in ("bridge", "repaint", "zero"))
+    assert bridge == {"oracle": 50, "shortcut": 20, "snap": 20, "points": 40, "realism": 500}
+    assert repaint == {**bridge, "oracle": 30, "snap": 8, "realism": 250}
+    assert zero["oracle"] == full.oracle_cases and zero["snap"] == full.snap_cases
+    assert rep.QUICK.counts("repaint") == rep.QUICK.counts("bridge")  # no peer sizes in quick

@@ -55,7 +55,7 @@ __all__ = ["EXPERIMENT", "audit_configs", "cnn_configs", "reproduce"]
 @dataclass(frozen=True)
 class Sizes:
     """Problem sizes; ``cheap`` editors (naive fills) get the full counts, costly ones
-    (bridge, RePaint) the ``*_costly`` counts."""
+    (bridge, RePaint) the ``*_costly`` counts, RePaint its ``*_peer`` ones (:meth:`counts`)."""
 
     cnn_cases: int
     cnn_epochs: int
@@ -86,6 +86,23 @@ class Sizes:
     oracle_cases_peer: int | None = None
     snap_cases_peer: int | None = None
     realism_crops_peer: int | None = None
+
+    def counts(self, editor: str) -> dict[str, int]:
+        """The audit sizes of ``editor``: ``oracle``, ``shortcut``, ``snap`` (cases),
+        ``points`` (SNAP points per case) and ``realism`` (crops)."""
+        costly = editor in COSTLY
+        out = {
+            "oracle": self.oracle_cases_costly if costly else self.oracle_cases,
+            "shortcut": self.shortcut_cases_costly if costly else self.shortcut_cases,
+            "snap": self.snap_cases_costly if costly else self.snap_cases,
+            "points": self.snap_points_costly if costly else self.snap_points,
+            "realism": self.realism_crops,
+        }
+        if editor == "repaint":
+            out["oracle"] = self.oracle_cases_peer or out["oracle"]
+            out["snap"] = self.snap_cases_peer or out["snap"]
+            out["realism"] = self.realism_crops_peer or out["realism"]
+        return out
 
 
 #: quick: fewer cases, 60 + 60 realism crops, 60 held-out phantoms and 10 sampler steps
@@ -409,27 +426,21 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     per: dict[str, dict[str, Any]] = {}
     snaps_for_fig: dict[str, SnapMap] = {}
     for name, ed in editors.items():
-        costly = name in COSTLY
-        n_oracle = sz.oracle_cases_costly if costly else sz.oracle_cases
-        n_snap = sz.snap_cases_costly if costly else sz.snap_cases
-        if name == "repaint":
-            n_oracle = sz.oracle_cases_peer or n_oracle
-            n_snap = sz.snap_cases_peer or n_snap
-        oc = oracle_all[:n_oracle]
-        nc = neg_all[: sz.shortcut_cases_costly if costly else sz.shortcut_cases]
+        n = sz.counts(name)
+        oc, nc = oracle_all[: n["oracle"]], neg_all[: n["shortcut"]]
         rec = _oracle_recovery(ed, oc, sz.k, progress, f"{name}: oracle")
         sc = _shortcut(ed, nc, {"cnn-zeros": cnn_z}, sz.k, progress, f"{name}: shortcut")
         scored = {**models, **abl_models} if name == "bridge" else models
         rad, joined = _radial(
             ed,
-            n_snap,
-            sz.snap_points_costly if costly else sz.snap_points,
+            n["snap"],
+            n["points"],
             scored,
             progress,
             f"{name}: SNAP",
         )
         per[name] = {"oracle": rec, "shortcut": sc, "radial": rad}
-        per[name]["cases"] = f"{len(oc)}/{len(nc)}/{n_snap}"
+        per[name]["cases"] = f"{len(oc)}/{len(nc)}/{n['snap']}"
         if name == "bridge":
             per[name]["runtime"] = _runtime(ed, nc[0], cnn_z, sz.k, sc["seconds"])
             psi = {m: joined[m].psi for m in abl_cfg}
@@ -448,9 +459,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         if name == "bridge" or not snaps_for_fig:
             snaps_for_fig = {m: v for m, v in joined.items() if m not in abl_cfg}
     # item 3 for every editor at once: the discriminators' trainings run side by side
-    crops = {n: sz.realism_crops for n in editors}
-    if "repaint" in crops:
-        crops["repaint"] = sz.realism_crops_peer or sz.realism_crops
+    crops = {name: sz.counts(name)["realism"] for name in editors}
     for name, real in _realism(editors, crops, cnn_z).items():
         per[name]["realism"] = real
     for name, p in per.items():
