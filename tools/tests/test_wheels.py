@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -45,45 +46,51 @@ def test_workspace_members_follow_the_layout():
             ), f"{dist} depends on another method package"
 
 
+def _install_and_import(dist: str, module: str, dist_dir: Path, tmp_path: Path) -> str | None:
+    """Install ``dist``'s wheel into a fresh venv and import ``module``; the error, or None."""
+    wheel = next(dist_dir.glob(f"{dist.replace('-', '_')}-*.whl"))
+    venv = tmp_path / f"venv-{dist}"
+    subprocess.run([UV, "venv", "-q", "--python", "3.11", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run(
+        [
+            UV,
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(python),
+            "--find-links",
+            str(dist_dir),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if install.returncode != 0:
+        return f"{dist}: {install.stderr[-2000:]}"
+    run = subprocess.run(
+        [str(python), "-c", f"import {module}; print({module}.__all__)"],
+        capture_output=True,
+        text=True,
+    )
+    return None if run.returncode == 0 else f"{dist}: {run.stderr[-2000:]}"
+
+
 @pytest.mark.skipif(UV is None, reason="uv is not on PATH")
 def test_every_member_builds_and_imports_from_its_wheel(tmp_path):
     dist_dir = tmp_path / "dist"
-    for dist, _, _ in _members():
-        subprocess.run(
-            [UV, "build", "--package", dist, "--no-sources", "--wheel", "-q", "-o", str(dist_dir)],
-            cwd=ROOT,
-            check=True,
-        )
-    failures = []
-    for dist, module, _ in _members():
-        wheel = next(dist_dir.glob(f"{dist.replace('-', '_')}-*.whl"))
-        venv = tmp_path / f"venv-{dist}"
-        subprocess.run([UV, "venv", "-q", "--python", "3.11", str(venv)], check=True)
-        python = venv / "bin" / "python"
-        install = subprocess.run(
-            [
-                UV,
-                "pip",
-                "install",
-                "-q",
-                "--python",
-                str(python),
-                "--find-links",
-                str(dist_dir),
-                str(wheel),
-            ],
-            capture_output=True,
-            text=True,
-        )
-        run = (
-            subprocess.run(
-                [str(python), "-c", f"import {module}; print({module}.__all__)"],
-                capture_output=True,
-                text=True,
-            )
-            if install.returncode == 0
-            else install
-        )
-        if run.returncode != 0:
-            failures.append(f"{dist}: {run.stderr[-2000:]}")
+    members = _members()
+    # one build call for the whole workspace (each member still gets its own isolated build)
+    subprocess.run(
+        [UV, "build", "--all-packages", "--no-sources", "--wheel", "-q", "-o", str(dist_dir)],
+        cwd=ROOT,
+        check=True,
+    )
+    built = {w.name.split("-")[0] for w in dist_dir.glob("*.whl")}
+    assert built == {d.replace("-", "_") for d, _, _ in members}, built
+    # the venvs are independent: install and import two at a time
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        errors = pool.map(lambda m: _install_and_import(m[0], m[1], dist_dir, tmp_path), members)
+        failures = [e for e in errors if e]
     assert not failures, "\n".join(failures)
