@@ -179,11 +179,23 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch, full):
             temperatures=(0.0, 1.0),
             select_temperatures=(1.0, 1.25) if full else (),
             heun=True,
-            curve=None,
+            curve=(2, 3) if full else None,
         )
 
     monkeypatch.setattr(r, "_config", tiny)
     res = r.reproduce(True, tmp_path, False)
+    curves = [t for t in res.tables if t.title.startswith("Learning curves")]
+    assert len(curves) == int(full)
+    if full:  # the curve's other budgets use the comparison's recipe and keys: trained for
+        # the comparison's 3 steps, the curve job gives the det. job's validation scores
+        import json
+
+        cfg = dict(tiny(True), steps=2)
+        cfg = json.loads(json.dumps(cfg))
+        cfg["seeds"], cfg["temperatures"] = tuple(cfg["seeds"]), tuple(cfg["temperatures"])
+        again = r._job_curve(cfg, 0, "det")[3]
+        row = curves[0].rows["det. GNN val MSE"]
+        assert again["mse"] == pytest.approx(row["3 steps"], rel=1e-5)
     assert res.tables[0].title.startswith("Toy MD")
     assert (tmp_path / "gse_flow_toy_md.png").exists()
     assert res.checks[

@@ -289,7 +289,8 @@ def sample(
         solver: ``"euler"`` or ``"heun"``.
         prior_mean: optional ``(B, F, N, 3)`` prior mean (enhance mode).
         use_cache: reuse the history encoding across ODE steps.
-        batch_size: windows per compiled call (the last chunk is padded, not recompiled).
+        batch_size: at most this many windows per compiled call; the batch is split into
+            equal chunks (the last one padded, not recompiled).
         temperature: factor on the prior noise ε (``0``: the noise-free output, the same
             for every sample; ``1``: the trained model's law).
 
@@ -310,7 +311,8 @@ def sample(
         if prior_mean is not None:
             prior_mean = np.asarray(prior_mean)[None]
     B, H, N, _ = hist.shape
-    batch_size = min(batch_size, B)  # never pad a small batch up to batch_size
+    # equal chunks of at most batch_size windows (96 windows: 2 x 48, not 64 + 32 padded to 64)
+    batch_size = -(-B // -(-B // batch_size))
     if H != model.n_history:
         raise ValueError(f"history must have {model.n_history} frames (H), got {H}")
     dummy = np.zeros((B, model.n_future, N, 3))

@@ -18,7 +18,8 @@ means (over the pooled test windows when there are fewer than 3 seeds). Beside t
 temperature-0 (noise-free) output, a temperature sweep and the Euler/Heun step sweep of the
 noise-free output on the whole test set. N-body (deterministic futures): the flow's noise-free
 ADE against the det. GNN's at the same budget. Full mode adds learning curves (validation
-loss of the det. GNN and the flow at increasing steps, constant learning rate after warm-up).
+scores of the det. GNN and the flow trained for 150, 600 and 1200 steps, each with the
+comparison's schedule).
 
 Run time is mostly XLA compilation, so the jobs are grouped by the code they compile: GSE-Flow
 and the det. GNN (one train loop: :func:`flow_matching_loss` with a traced ``regress`` switch;
@@ -84,7 +85,7 @@ from ._flow import (
 )
 from ._layers import make_graph
 from ._model import GSEFlow
-from ._train import predict, train, train_step
+from ._train import predict, train
 
 __all__ = ["EXPERIMENT", "reproduce"]
 
@@ -278,6 +279,8 @@ def _job_flow(cfg: dict, seed: int) -> dict:
             prior_mean=_cv_mean(va),
         )
     out["temperature"] = t_best
+    if cfg["curve"]:  # the learning curve's point at this budget
+        out["val"] = _val_flow(flow, va, k[2], out["val_energy"].get(1.0))
     out["scores"] = _scores(_flow_samples(flow, te, k[2], temperature=t_best), te)
     sweep, noise_free = {}, None
     for solver, grid in (("euler", EULER_STEPS), ("heun", HEUN_STEPS if cfg["heun"] else ())):
@@ -287,8 +290,8 @@ def _job_flow(cfg: dict, seed: int) -> dict:
             if (solver, n) == ("euler", 10):  # the temperature-0 output (10 Euler steps)
                 noise_free = s
     out["sweep"] = sweep
-    out["temps"] = {}
-    for t in _sweep_temperatures(cfg):
+    out["temps"] = {}  # test scores at the configured temperatures and the chosen one
+    for t in sorted({*map(float, cfg["temperatures"]), t_best}):
         if t == t_best:
             sc = out["scores"]
         elif t == 0:
@@ -298,11 +301,6 @@ def _job_flow(cfg: dict, seed: int) -> dict:
         out["temps"][t] = {m: float(np.mean(v)) for m, v in sc.items()}
     out["equivariance"] = _equivariance(flow, te, k[3]) if seed == cfg["seeds"][0] else None
     return out
-
-
-def _sweep_temperatures(cfg: dict) -> tuple[float, ...]:
-    """The temperature sweep's columns: the configured ones and the selection grid."""
-    return tuple(sorted({*map(float, cfg["temperatures"]), *cfg["select_temperatures"]}))
 
 
 def _equivariance(flow: GSEFlow, w: Windows, key) -> dict[str, float]:
@@ -335,6 +333,7 @@ def _job_det(cfg: dict, seed: int) -> dict:
     out: dict = {"train_s": time.perf_counter() - t0, "params": count_parameters(det)}
     F = te.future.shape[1]
     p_va, p_te = predict(det, va), predict(det, te)
+    out["val"] = _val_det(p_va, va)
     out["det"], out["det_noise"] = _noisy(p_va, va, p_te, te, k[2])
     out["det_point"] = _det_scores(p_te, te)
     cv_va, cv_te = constant_velocity(va.history, F), constant_velocity(te.history, F)
@@ -395,43 +394,48 @@ def _job_nbody(cfg: dict, seed: int, which: str) -> dict:
     return out
 
 
-def _job_curve(cfg: dict, which: str) -> dict:
-    """Validation loss at increasing steps (seed 0, constant learning rate after warm-up)."""
-    d = _md(cfg, 0)
+def _val_det(p: np.ndarray, va: Windows) -> dict[str, float]:
+    """The det. GNN's validation MSE (per node, summed over coordinates) and ADE from its
+    predictions ``p``."""
+    return {"mse": float(np.mean(np.sum((p - va.future) ** 2, axis=-1))), **_det_scores(p, va)}
+
+
+def _val_flow(flow: GSEFlow, va: Windows, key, energy: float | None = None) -> dict[str, float]:
+    """GSE-Flow's validation energy score at T = 1 (the draw :func:`select_temperature` uses
+    with ``fold_in(key, 1)``; pass ``energy`` when it is known) and noise-free ADE."""
+    if energy is None:
+        _, val = select_temperature(
+            flow,
+            va,
+            key=jax.random.fold_in(key, 1),
+            k=K,
+            temperatures=(1.0,),
+            prior_mean=_cv_mean(va),
+        )
+        energy = val[1.0]
+    s0 = _flow_samples(flow, va, key, k=1, temperature=0.0)
+    return {"energy": float(energy), "ade0": float(window_scores(s0, va.future)["ade"].mean())}
+
+
+def _job_curve(cfg: dict, seed: int, which: str) -> dict:
+    """The first seed's GSE-Flow or det. GNN trained for each budget of ``cfg["curve"]`` other than
+    ``cfg["steps"]`` with the comparison's own recipe (warm-up + cosine decay to that budget,
+    that seed's job keys): its validation scores. The point at ``cfg["steps"]`` is that job's
+    own model, so the curve says what a larger budget would have bought it."""
+    d = _md(cfg, seed)
     tr, va = d["train"], d["val"]
-    k = jax.random.split(jax.random.PRNGKey(0), 4)
+    k = jax.random.split(jax.random.PRNGKey(seed), 4)
     kw = _kw(cfg, tr, 3.0)
-    if which == "flow":
-        model, loss_fn = GSEFlow(key=k[0], prior_noise="walk", **kw), flow_matching_loss
-    else:
-        model, loss_fn = EquivariantGNN(key=k[0], **kw), mse_loss
-    opt = optax.chain(
-        optax.clip_by_global_norm(1.0),
-        optax.adam(optax.linear_schedule(0.0, 1e-3, 30)),
-    )
-    state = opt.init(jax.tree_util.tree_map(lambda x: x, _params(model)))
-    rng = np.random.default_rng(0)
-    graph, batch = tr.graph, cfg["batch"]
     out: dict = {}
-    done = 0
-    for target in cfg["curve"]:
-        for i in range(done, target):
-            idx = rng.choice(tr.n_windows, batch, replace=False)
-            b = tr.take(idx)._replace(edges=graph)
-            b = b._replace(history=jnp.asarray(b.history), future=jnp.asarray(b.future))
-            b = b._replace(node_attr=jnp.asarray(b.node_attr))
-            model, state, _ = train_step(model, state, b, jax.random.fold_in(k[1], i), opt, loss_fn)
-        done = target
+    for n in cfg["curve"]:
+        if n == cfg["steps"]:
+            continue
+        net = GSEFlow(key=k[0], prior_noise="walk", **kw)
         if which == "flow":
-            s = _flow_samples(model, va, k[2])
-            val = {"energy": float(np.mean(_scores(s, va)["energy"]))}
-            s0 = _flow_samples(model, va, k[2], k=1, temperature=0.0)
-            val["ade0"] = float(window_scores(s0, va.future)["ade"].mean())
+            out[n] = _val_flow(_fit(net, tr, n, cfg["batch"], k[1]), va, k[2])
         else:
-            p = predict(model, va)
-            val = {"mse": float(np.mean(np.sum((p - va.future) ** 2, axis=-1)))}
-            val["ade"] = _det_scores(p, va)["ade"]
-        out[target] = val
+            det = _det_gnn(_fit(net, tr, n, cfg["batch"], k[1], _objective(True)), kw, k[0])
+            out[n] = _val_det(predict(det, va), va)
     return out
 
 
@@ -458,7 +462,7 @@ def _run_job(spec: tuple, path: str) -> tuple[dict, float]:
     elif kind == "nbody":
         res = _job_nbody(cfg, spec[2], spec[3])
     else:
-        res = _job_curve(cfg, spec[3])
+        res = _job_curve(cfg, spec[2], spec[3])
     out = (res, time.perf_counter() - t0)
     Path(path).write_bytes(pickle.dumps(out))
     return out
@@ -586,7 +590,7 @@ def _cache_tag(cfg: dict) -> str:
     ``GSE_FLOW_SEEDS=0,1,2,3,4`` runs only the new seeds' jobs."""
     key = {k: v for k, v in cfg.items() if k != "seeds"} | {"first_seed": cfg["seeds"][0]}
     key["nbody"] = {k: v for k, v in cfg["nbody"].items() if k != "seeds"}
-    return hashlib.sha1(f"{json.dumps(key, sort_keys=True)} v5".encode()).hexdigest()[:10]
+    return hashlib.sha1(f"{json.dumps(key, sort_keys=True)} v6".encode()).hexdigest()[:10]
 
 
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
@@ -602,7 +606,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     for s in cfg["nbody"]["seeds"]:
         specs += [("nbody", blob, s, "flow"), ("nbody", blob, s, "det")]
     if cfg["curve"]:
-        specs += [("curve", blob, 0, "flow"), ("curve", blob, 0, "det")]
+        specs += [("curve", blob, seeds[0], "flow"), ("curve", blob, seeds[0], "det")]
     res = _run_all(specs, out_dir, tag, progress)
     R = {key: r for key, (r, _) in res.items()}
     job_s = {key: t for key, (_, t) in res.items()}
@@ -689,19 +693,25 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         diffs.add_row(label, **cells, interval=v[3])
     result.tables.append(diffs)
 
-    temps = _sweep_temperatures(cfg)
+    # test scores at the temperatures every seed sampled; validation energy over the grid
+    tested = sorted(set.intersection(*(set(R[f"flow-{s}"]["temps"]) for s in seeds)))
+    val_t = sorted(R[f"flow-{seeds[0]}"]["val_energy"])
+    temps = sorted({*tested, *val_t})
     tt = ResultTable(
-        "GSE-Flow temperature sweep (prior noise × T; T = 0 is the noise-free output, K = 1)",
+        "GSE-Flow temperature sweep (prior noise × T; T = 0 is the noise-free output, K = 1): "
+        "test scores, and the validation energy score that chooses T",
         [f"T={t:g}" for t in temps],
     )
     for m, label in (("ade", "ADE (mean over samples)"), *[(m, LABELS[m]) for m in METRICS]):
-        if m == "energy":
-            cells = {
-                f"T={t:g}": [R[f"flow-{s}"]["temps"][t][m] for s in seeds] for t in temps if t > 0
-            }
-        else:
-            cells = {f"T={t:g}": [R[f"flow-{s}"]["temps"][t][m] for s in seeds] for t in temps}
-        tt.add_row(label, **cells)
+        ts = [t for t in tested if t > 0 or m != "energy"]
+        tt.add_row(
+            label, **{f"T={t:g}": [R[f"flow-{s}"]["temps"][t][m] for s in seeds] for t in ts}
+        )
+    if val_t:
+        tt.add_row(
+            "energy score, validation",
+            **{f"T={t:g}": [R[f"flow-{s}"]["val_energy"][t] for s in seeds] for t in val_t},
+        )
     result.tables.append(tt)
 
     cols = [f"{sv} {n}" for sv, n in R[f"flow-{seeds[0]}"]["sweep"]]
@@ -743,11 +753,13 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     plateau = None
     if cfg["curve"]:
         cur = ResultTable(
-            "Learning curves (toy MD, seed 0, validation windows; constant learning rate after "
-            "warm-up)",
+            f"Learning curves (toy MD, seed {seeds[0]}, validation windows; each budget trained "
+            "with the comparison's schedule, warm-up + cosine decay to that budget; "
+            f"{cfg['steps']} steps is the comparison's model)",
             [f"{n} steps" for n in cfg["curve"]],
         )
-        cf, cd = R["curve-0-flow"], R["curve-0-det"]
+        cf = {**R[f"curve-{seeds[0]}-flow"], cfg["steps"]: R[f"flow-{seeds[0]}"]["val"]}
+        cd = {**R[f"curve-{seeds[0]}-det"], cfg["steps"]: R[f"det-{seeds[0]}"]["val"]}
         cur.add_row("det. GNN val MSE", **{f"{n} steps": cd[n]["mse"] for n in cfg["curve"]})
         cur.add_row("det. GNN val ADE", **{f"{n} steps": cd[n]["ade"] for n in cfg["curve"]})
         cur.add_row(
@@ -773,13 +785,21 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     ax1.set_ylabel("noise-free ADE")
     ax1.set_title("GSE-Flow at T = 0 (toy MD)")
     ax1.legend()
-    ts = [t for t in temps if t > 0]
+    ts = [t for t in tested if t > 0]
     ax2.plot(
         ts,
         [np.mean([R[f"flow-{s}"]["temps"][t]["energy"] for s in seeds]) for t in ts],
         marker="o",
-        label="GSE-Flow",
+        label="GSE-Flow (test)",
     )
+    if val_t:
+        ax2.plot(
+            val_t,
+            [np.mean([R[f"flow-{s}"]["val_energy"][t] for s in seeds]) for t in val_t],
+            marker="s",
+            ls=":",
+            label="GSE-Flow (validation)",
+        )
     for n, label in BASELINES[1:]:
         ax2.axhline(
             np.mean(mean_of(n, "energy")), ls="--", color="grey" if n == "det" else "k", label=label
