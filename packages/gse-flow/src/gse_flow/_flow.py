@@ -24,6 +24,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -312,7 +313,8 @@ def sample(
             prior_mean = np.asarray(prior_mean)[None]
     B, H, N, _ = hist.shape
     # equal chunks of at most batch_size windows (96 windows: 2 x 48, not 64 + 32 padded to 64)
-    batch_size = -(-B // -(-B // batch_size))
+    n_chunks = math.ceil(B / batch_size)
+    batch_size = math.ceil(B / n_chunks)
     if H != model.n_history:
         raise ValueError(f"history must have {model.n_history} frames (H), got {H}")
     dummy = np.zeros((B, model.n_future, N, 3))

@@ -418,10 +418,10 @@ def _val_flow(flow: GSEFlow, va: Windows, key, energy: float | None = None) -> d
 
 
 def _job_curve(cfg: dict, seed: int, which: str) -> dict:
-    """The first seed's GSE-Flow or det. GNN trained for each budget of ``cfg["curve"]`` other than
-    ``cfg["steps"]`` with the comparison's own recipe (warm-up + cosine decay to that budget,
-    that seed's job keys): its validation scores. The point at ``cfg["steps"]`` is that job's
-    own model, so the curve says what a larger budget would have bought it."""
+    """The first seed's GSE-Flow or det. GNN trained for each budget of ``cfg["curve"]``
+    other than ``cfg["steps"]`` with the comparison's own recipe (warm-up + cosine decay to
+    that budget, that seed's job keys): its validation scores. The point at ``cfg["steps"]``
+    is that job's own model, so the curve says what a larger budget would have bought it."""
     d = _md(cfg, seed)
     tr, va = d["train"], d["val"]
     k = jax.random.split(jax.random.PRNGKey(seed), 4)
@@ -437,10 +437,6 @@ def _job_curve(cfg: dict, seed: int, which: str) -> dict:
             det = _det_gnn(_fit(net, tr, n, cfg["batch"], k[1], _objective(True)), kw, k[0])
             out[n] = _val_det(predict(det, va), va)
     return out
-
-
-def _params(model):
-    return eqx.filter(model, eqx.is_inexact_array)
 
 
 def _run_job(spec: tuple, path: str) -> tuple[dict, float]:
