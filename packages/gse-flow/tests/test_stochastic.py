@@ -190,10 +190,8 @@ def test_reproduce_runs_end_to_end(tmp_path, monkeypatch, full):
         # the comparison's 3 steps, the curve job gives the det. job's validation scores
         import json
 
-        cfg = dict(tiny(True), steps=2)
-        cfg = json.loads(json.dumps(cfg))
-        cfg["seeds"], cfg["temperatures"] = tuple(cfg["seeds"]), tuple(cfg["temperatures"])
-        again = r._job_curve(cfg, 0, "det")[3]
+        spec = ("curve", json.dumps(dict(tiny(True), steps=2), sort_keys=True), 0, "det")
+        again = r._run_job(spec, str(tmp_path / "curve.pkl"))[0][3]
         row = curves[0].rows["det. GNN val MSE"]
         assert again["mse"] == pytest.approx(row["3 steps"], rel=1e-5)
     assert res.tables[0].title.startswith("Toy MD")
