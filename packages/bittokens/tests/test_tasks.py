@@ -98,6 +98,20 @@ def test_binary_uniform_sampling_draws_uniform_bit_counts():
     assert abs(np.mean(x < 0) - 0.5) < 0.02
 
 
+def test_binary_uniform_default_reaches_the_dense_mantissas_of_decimal_operands():
+    # decimal test operands such as 0.37 have 53 significant bits; the default training
+    # sampler (the paper's: bits uniform up to float64's precision) must reach them
+    from bittokens.data import significant_bits
+
+    x = sample_numbers(np.random.default_rng(0), 20000, sampling="binary_uniform")
+    bits = significant_bits(x)
+    assert bits.min() == 1 and bits.max() == 53
+    assert abs(np.mean(bits > 40) - 13 / 53) < 0.02
+    test = make_task("mult", 200, seed=0, split="test")
+    dec = significant_bits(np.array([[p[1], p[3]] for p in test.prompts]))
+    assert np.mean(dec > 40) > 0.5  # most decimal operands are long in binary
+
+
 def test_binary_uniform_mult_is_exact_and_carries_its_difficulty():
     from bittokens.data import significant_bits
 

@@ -4,9 +4,11 @@ Numbers are drawn *decimal-uniform*: the count of significant digits ``D`` is un
 ``1..max_digits``, the leading ``D`` digits are uniform (first one non-zero), the decimal exponent
 is uniform in ``exp_range`` and the sign is random, so ``x = +- m 10^(e - D + 1)`` with
 ``10^e <= |x| < 10^(e+1)``. *Binary-uniform* sampling, the paper's training data for Mult: the
-count of significant bits ``B`` is uniform in ``1..max_bits``, the binary exponent uniform over
-the same decimal range, the ``B - 2`` bits between the leading and the last one uniform, so every operand is
-short in binary and a product of two is exact (results are not rounded to 15 digits then).
+count of significant bits ``B`` is uniform in ``1..max_bits`` (default 53, float64's precision,
+as in the paper's generator), the binary exponent uniform over the same decimal range, the
+``B - 2`` bits between the leading and the last one uniform. Short operands give exact products;
+long ones reach the dense 52-bit mantissas of decimal numbers such as 0.37, which the decimal
+test splits are made of. Results are the float64 products, not rounded to 15 digits.
 ``task.meta["difficulty"]`` holds each example's total significant digits (decimal) or bits
 (binary samplers) over its input numbers, the key of the curriculum of :func:`bittokens.fit`. *Binary* sampling draws
 full 52-bit mantissas. Products and quotients are kept inside the decimal range (the paper
@@ -28,7 +30,6 @@ References:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,8 +138,8 @@ def sample_numbers(
         exp_range: inclusive range of decimal exponents ``e`` with ``10^e <= |x| < 10^(e+1)``.
         sampling: ``"decimal"``, ``"binary_uniform"`` (significant bits uniform in
             ``1..max_bits``) or ``"binary"`` (full 52-bit mantissas).
-        max_bits: most significant bits (binary-uniform), 1..53; default
-            ``ceil(max_digits log2 10)``, the bits of ``max_digits`` digits.
+        max_bits: most significant bits (binary-uniform), 1..53; default 53 (float64's
+            precision: decimal operands have dense 52-bit mantissas).
 
     Returns:
         float64 array of ``size``.
@@ -148,7 +149,7 @@ def sample_numbers(
     if max_digits > 15:
         raise ValueError(f"max_digits must be <= 15, got {max_digits}")
     if max_bits is None:
-        max_bits = min(53, math.ceil(max_digits * math.log2(10)))
+        max_bits = 53
     check_positive_int(max_bits, "max_bits")
     if max_bits > 53:
         raise ValueError(f"max_bits must be <= 53, got {max_bits}")
@@ -249,8 +250,7 @@ def make_task(
             data) or ``"binary"``. ``meta["difficulty"]`` holds each example's total
             significant digits (decimal) or bits (binary), the curriculum key of
             :func:`bittokens.fit`.
-        max_bits: most significant bits per number for ``"binary_uniform"`` (default: the bits
-            of ``max_digits`` digits).
+        max_bits: most significant bits per number for ``"binary_uniform"`` (default 53).
 
     Returns:
         A :class:`Task`.
@@ -272,7 +272,7 @@ def make_task(
     if name in ops:
         x = _draw(rng, n, 2, split, kw, None if name == "add" else ops[name])
         y = ops[name](x)
-        y = y if sampling == "binary_uniform" else _round15(y)  # binary-uniform: exact results
+        y = y if sampling == "binary_uniform" else _round15(y)  # binary-uniform: float64 products
         for row, t in zip(x.tolist(), y.tolist()):
             prompts.append([name, *_join(row), "="])
             answers.append([t])
