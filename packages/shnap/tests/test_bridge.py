@@ -433,7 +433,7 @@ def test_insert_steps_sets_the_insertion_network_calls_without_retraining():
     insertion.seen.clear()
     d.insert(ph.image, tmpl, centre, tau=0.3, seed=0, steps=20)  # explicit steps win
     assert len(insertion.seen) == 6
-    assert _key(TrainConfig(), cfg) == _key(TrainConfig(), BridgeConfig())
+    assert _key(TrainConfig(), cfg) == _key(TrainConfig(), BridgeConfig(bf16=False))
     with pytest.raises(ValueError, match="insert_steps"):
         BridgeConfig(insert_steps=0)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from shnap import _shipped
-from shnap._bridge import Bridge, BridgeConfig, TrainConfig, _key
+from shnap import _bridge, _shipped
+from shnap._bridge import Bridge, BridgeConfig, TrainConfig, _key, shipped_keys
 from shnap._cnn import CNNConfig, RiskCNN3D, train_risk_cnn
 from shnap._fills import DDPMConfig, RePaint
 from shnap._reproduce import cnn_configs
@@ -16,8 +16,10 @@ from shnap._reproduce import cnn_configs
 def test_the_defaults_and_the_reproduce_cnns_ship_under_their_current_keys():
     """A changed default or code version changes the key: this fails until the weights are
     re-trained and re-shipped (scripts/ship_weights.py), so stale weights never load."""
-    assert (_shipped.SHIPPED_DIR / f"bridge-{_key(TrainConfig(), BridgeConfig())}.npz").is_file()
-    assert (_shipped.SHIPPED_DIR / f"repaint-{_key(DDPMConfig())}-4000.npz").is_file()
+    bridge = shipped_keys(TrainConfig(), BridgeConfig())
+    assert any((_shipped.SHIPPED_DIR / f"bridge-{k}.npz").is_file() for k in bridge)
+    repaint = shipped_keys(DDPMConfig())
+    assert any((_shipped.SHIPPED_DIR / f"repaint-{k}-4000.npz").is_file() for k in repaint)
     for quick in (True, False):
         for cfg in cnn_configs(quick=quick):
             assert (_shipped.SHIPPED_DIR / f"riskcnn-{cfg.key()}.npz").is_file(), cfg
@@ -74,3 +76,25 @@ def test_repaint_pretrained_loads_shipped_weights_without_training(tmp_path, mon
     assert "training" not in capsys.readouterr().err
     for a, b in zip(got.unet.state_dict().values(), rp.unet.state_dict().values()):
         np.testing.assert_allclose(a, b.half().float())
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_default_editors_load_shipped_weights_whatever_the_cpu_precision(
+    native, tmp_path, monkeypatch, capsys
+):
+    """The shipped weights were trained in float32. On a CPU with native bf16 an auto-precision
+    config is keyed as bf16, so the lookup falls back to the float32 key instead of training
+    the bridge and RePaint for many CPU-minutes on first use."""
+    monkeypatch.setattr(_bridge, "native_bf16", lambda: native)
+    monkeypatch.setenv("SHNAP_CACHE", str(tmp_path / "cache"))
+    keys = shipped_keys(TrainConfig(), BridgeConfig())
+    assert len(keys) == (2 if native else 1)
+    assert keys[-1] == _key(TrainConfig(), BridgeConfig(), auto_bf16=False)
+    assert shipped_keys(TrainConfig(), BridgeConfig(bf16=True)) == [
+        _key(TrainConfig(), BridgeConfig(bf16=True))
+    ]
+    b = Bridge.pretrained(progress=True)
+    rp = RePaint.pretrained(progress=True)
+    assert b.record["shipped"] and rp.record["shipped"]
+    assert "training" not in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())

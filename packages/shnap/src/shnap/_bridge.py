@@ -426,16 +426,29 @@ class TrainConfig:
 _SAMPLER_FIELDS = ("steps", "t_end", "rho", "margin", "crop", "insert_steps")
 
 
-def _key(*configs: Any) -> str:
+def _key(*configs: Any, auto_bf16: bool | None = None) -> str:
+    """Cache key of ``configs`` (sampler settings aside) and the code version. A ``bf16=None``
+    (auto) config is keyed by the precision it trains in here (float32 and bf16 weights never
+    share a key), or by ``auto_bf16`` when given."""
     dicts = [asdict(c) for c in configs]
     for c, d in zip(configs, dicts):
         if isinstance(c, BridgeConfig):
             for f in _SAMPLER_FIELDS:
                 d.pop(f)
-        if "bf16" in d and d["bf16"] is None:  # the precision run: float32, bf16 never share
-            d["bf16"] = native_bf16()
+        if "bf16" in d and d["bf16"] is None:
+            d["bf16"] = native_bf16() if auto_bf16 is None else auto_bf16
     blob = json.dumps([*dicts, _CODE_VERSION], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def shipped_keys(*configs: Any) -> list[str]:
+    """Keys under which shipped weights may serve ``configs``: their own key, then, for an auto
+    precision (``bf16=None``), the float32 key. The package's weights were trained in float32;
+    a CPU with native bf16 (which keys auto configs as bf16) loads them instead of training."""
+    keys = [_key(*configs)]
+    if any(getattr(c, "bf16", False) is None for c in configs):
+        keys.append(_key(*configs, auto_bf16=False))
+    return list(dict.fromkeys(keys))
 
 
 @dataclass
@@ -816,8 +829,9 @@ class Bridge:
         (sampler settings aside) and the code version.
 
         Looked up first in the cache, ``$SHNAP_CACHE`` (default ``~/.cache/shnap``), then among
-        the weights shipped with the package (the defaults' networks, float16; see
-        ``shnap/weights``); only a key found in neither is trained (and cached). Training
+        the weights shipped with the package (the defaults' networks, float16, trained in
+        float32; they also serve an auto-precision config on a CPU with native bf16, see
+        :func:`shipped_keys`); only a key found in neither is trained (and cached). Training
         prints one line on stderr first, then shows a progress bar when stderr is a terminal
         (``progress=True`` always, ``False`` neither). A cache file that cannot be read is
         retrained and overwritten, with a warning naming it.
@@ -835,7 +849,9 @@ class Bridge:
             else:
                 bridge.record["cached"] = True
                 return bridge
-        shipped = load_shipped("bridge", key)
+        shipped = next(
+            filter(None, (load_shipped("bridge", k) for k in shipped_keys(train, config))), None
+        )
         if shipped is not None:
             states, meta = shipped
             unet = UNet3D(config.widths, cond=bool(meta["cond"]))

@@ -278,11 +278,12 @@ class RePaint:
     ) -> RePaint:
         """Trained on ``nodule_free_crops(n_crops, 16, config.seed)`` (the bridge's data), keyed
         by the hash of the config. Looked up in the cache (``$SHNAP_CACHE``), then among the
-        weights shipped with the package (the default's UNet, float16); only a key found in
+        weights shipped with the package (the default's UNet, float16, trained in float32; they
+        also serve an auto-precision config on a CPU with native bf16); only a key found in
         neither is trained (and cached). Training prints one line on stderr first, then a bar
         when stderr is a terminal; an unreadable cache file is retrained and overwritten, with
         a warning naming it."""
-        from shnap._bridge import _key
+        from shnap._bridge import _key, shipped_keys
         from shnap._cnn import cache_dir, read_blob, warn_retrain
         from shnap._shipped import load_shipped
         from shnap._world import nodule_free_crops
@@ -300,7 +301,8 @@ class RePaint:
                 out = cls(unet, config)
                 out.record = {**blob["record"], "cached": True}
                 return out
-        shipped = load_shipped("repaint", key)
+        keys = [f"{k}-{n_crops}" for k in shipped_keys(config)]
+        shipped = next(filter(None, (load_shipped("repaint", k) for k in keys)), None)
         if shipped is not None:
             unet = UNet3D(config.widths)
             unet.load_state_dict(shipped[0]["unet"])
