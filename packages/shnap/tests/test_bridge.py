@@ -390,6 +390,34 @@ def test_sampler_settings_do_not_change_the_cache_key():
     assert _key(TrainConfig(), BridgeConfig(steps=10, t_end=5e-4)) == base
     assert _key(TrainConfig(), BridgeConfig(sigma=0.3)) != base
     assert _key(TrainConfig(p_metaball=0.5), BridgeConfig()) != base
+    assert _key(TrainConfig(loss="l1"), BridgeConfig()) == base  # the default keeps old keys
+    assert _key(TrainConfig(loss="l2"), BridgeConfig()) != base
+    with pytest.raises(ValueError, match=r"TrainConfig\.loss must be 'l1' or 'l2'"):
+        TrainConfig(loss="huber")
+
+
+def test_train_loss_is_the_masked_absolute_or_squared_error(monkeypatch):
+    """With a network that predicts 0 everywhere and crops at -0.6, the masked L1 loss is 0.6
+    and the L2 loss 0.36, whatever the masks and the bridge draws."""
+    from shnap import _bridge
+    from shnap._unet import UNet3D
+
+    class Zero(UNet3D):
+        def forward(self, *args, **kw):  # keeps the graph, so the optimiser still steps
+            return super().forward(*args, **kw) * 0.0
+
+    monkeypatch.setattr(_bridge, "UNet3D", Zero)
+    crops = np.full((4, 8, 8, 8), -0.6, np.float32)
+    got = {}
+    for loss in ("l1", "l2"):
+        tc = TrainConfig(
+            n_crops=4, steps=2, batch_size=4, nodule_like=False, split=False, radius=(1.5, 2.0),
+            n_pair_phantoms=0, loss=loss,
+        )  # fmt: skip
+        b = _bridge.Bridge.train(crops, tc, BridgeConfig(widths=(8, 8, 8), bf16=False))
+        got[loss] = b.record["loss_first"]
+    assert got["l1"] == pytest.approx(0.6, rel=1e-5)
+    assert got["l2"] == pytest.approx(0.36, rel=1e-5)
 
 
 def test_checkpointed_training_resumes_to_the_uninterrupted_weights(tmp_path):

@@ -411,8 +411,14 @@ class TrainConfig:
     #: voxels inside its masks come only from the deployment masks (where real removals have
     #: them); with bright metaballs it drew wall into lung voxels twice as often
     metaball_bright: bool = False
+    #: the loss on x̂0's masked voxels: ``"l1"`` (mean absolute error, the default) or
+    #: ``"l2"`` (mean squared error: x̂0 estimates the posterior mean, which the sampler's
+    #: bridge-posterior step assumes; L1 estimates the per-voxel median)
+    loss: str = "l1"
 
     def __post_init__(self) -> None:
+        if self.loss not in ("l1", "l2"):
+            raise ValueError(f"TrainConfig.loss must be 'l1' or 'l2', got {self.loss!r}")
         if self.removal_mask_source not in ("deployment", "metaball"):
             raise ValueError(
                 "TrainConfig.removal_mask_source must be 'deployment' or 'metaball', "
@@ -435,6 +441,8 @@ def _key(*configs: Any, auto_bf16: bool | None = None) -> str:
         if isinstance(c, BridgeConfig):
             for f in _SAMPLER_FIELDS:
                 d.pop(f)
+        if isinstance(c, TrainConfig) and d["loss"] == "l1":  # keys from before the field
+            d.pop("loss")
         if "bf16" in d and d["bf16"] is None:
             d["bf16"] = native_bf16() if auto_bf16 is None else auto_bf16
     blob = json.dumps([*dicts, _CODE_VERSION], sort_keys=True)
@@ -569,7 +577,7 @@ class Bridge:
         bridge marginal from the target x0 to x1 (shell mean of the input + σ1 noise).
         Insertions: the marginal from the input with the prior pasted on its mask (what
         :meth:`insert` starts from), the prior channels set. The loss is the mean absolute
-        error of x̂0 on the masked voxels. Adam with a cosine-decayed learning rate.
+        (``train.loss="l1"``) or squared (``"l2"``) error of x̂0 on the masked voxels. Adam with a cosine-decayed learning rate.
 
         ``progress``: one line on stderr, then a bar when stderr is a terminal (``True``
         always, ``False`` neither; a callable gets the steps done).
@@ -783,7 +791,8 @@ class Bridge:
             xt = torch.where(m > 0, xt, xin)
             with autocast(bf16):
                 pred = net(xt, m, t, prior, pm)
-            loss = ((pred.float() - x0).abs() * m).sum() / m.sum()
+            err = pred.float() - x0
+            loss = ((err.abs() if train.loss == "l1" else err**2) * m).sum() / m.sum()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
