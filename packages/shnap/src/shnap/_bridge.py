@@ -577,7 +577,8 @@ class Bridge:
         bridge marginal from the target x0 to x1 (shell mean of the input + σ1 noise).
         Insertions: the marginal from the input with the prior pasted on its mask (what
         :meth:`insert` starts from), the prior channels set. The loss is the mean absolute
-        (``train.loss="l1"``) or squared (``"l2"``) error of x̂0 on the masked voxels. Adam with a cosine-decayed learning rate.
+        (``train.loss="l1"``) or squared (``"l2"``) error of x̂0 on the masked voxels. Adam
+        with a cosine-decayed learning rate.
 
         ``progress``: one line on stderr, then a bar when stderr is a terminal (``True``
         always, ``False`` neither; a callable gets the steps done).
