@@ -172,6 +172,9 @@ def test_float32_optnet_parametrisation_is_accepted_and_stays_float32():
     Lraw = torch.randn(B, n, n, requires_grad=True)
     L = torch.tril(Lraw)
     Q = L @ L.mT + 1e-3 * torch.eye(n)
+    # whether BLAS returns L Lᵀ bit-symmetric depends on the CPU's kernels (AVX2: no; some
+    # AVX512 builds: yes); one float32 ulp above the diagonal makes the case the same everywhere
+    Q = Q + torch.triu(Q.detach().abs() * torch.finfo(torch.float32).eps, 1)
     assert float((Q - Q.mT).detach().abs().max()) > 0  # the case: not bit-symmetric
     p = torch.randn(B, n, requires_grad=True)
     G, h = torch.randn(n // 2, n), torch.ones(n // 2)
