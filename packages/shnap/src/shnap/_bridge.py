@@ -859,9 +859,7 @@ class Bridge:
             else:
                 bridge.record["cached"] = True
                 return bridge
-        shipped = next(
-            filter(None, (load_shipped("bridge", k) for k in shipped_keys(train, config))), None
-        )
+        shipped = load_shipped("bridge", *shipped_keys(train, config))
         if shipped is not None:
             states, meta = shipped
             unet = UNet3D(config.widths, cond=bool(meta["cond"]))

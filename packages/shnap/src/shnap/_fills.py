@@ -301,8 +301,7 @@ class RePaint:
                 out = cls(unet, config)
                 out.record = {**blob["record"], "cached": True}
                 return out
-        keys = [f"{k}-{n_crops}" for k in shipped_keys(config)]
-        shipped = next(filter(None, (load_shipped("repaint", k) for k in keys)), None)
+        shipped = load_shipped("repaint", *(f"{k}-{n_crops}" for k in shipped_keys(config)))
         if shipped is not None:
             unet = UNet3D(config.widths)
             unet.load_state_dict(shipped[0]["unet"])

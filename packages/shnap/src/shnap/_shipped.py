@@ -39,14 +39,16 @@ def write_shipped(
 
 
 def load_shipped(
-    kind: str, key: str
+    kind: str, *keys: str
 ) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, Any]] | None:
-    """The shipped state dicts (float32) and metadata for ``key``, or None when none ships.
+    """The shipped state dicts (float32) and metadata for the first of ``keys`` that ships,
+    or None when none does.
 
     A file whose stored key differs from its name's is refused (``ValueError`` naming it)."""
-    path = SHIPPED_DIR / f"{kind}-{key}.npz"
-    if not path.is_file():
+    key = next((k for k in keys if (SHIPPED_DIR / f"{kind}-{k}.npz").is_file()), None)
+    if key is None:
         return None
+    path = SHIPPED_DIR / f"{kind}-{key}.npz"
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(str(z["__meta__"]))
         if meta.get("key") != key or meta.get("kind") != kind:
