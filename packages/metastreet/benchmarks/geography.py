@@ -56,12 +56,11 @@ def _run(quick: bool, out: Path, items: list, done: list[dict]) -> list[dict]:
     rows = [r for r in done if (r["seed"], r["row"], r["w"]) in {(i[0], i[1], i[3]) for i in items}]
     if not todo:
         return rows
+    workers = min(cpu_share(), len(todo))  # before the one-thread environment below
     saved = dict(os.environ)
-    os.environ.update(thread_env(1))
+    os.environ.update(thread_env(1))  # inherited by the spawned workers, then restored
     try:
-        with ProcessPoolExecutor(
-            min(cpu_share(), len(todo)), mp_context=get_context("spawn")
-        ) as ex:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as ex:
             for fut in as_completed([ex.submit(fn, it) for it in todo]):
                 r = fut.result()
                 print(f"seed {r['seed']} {r['row']} w={r['w']:g}: test wF1 "
