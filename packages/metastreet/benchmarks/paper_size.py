@@ -30,12 +30,62 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from icml26_shared.experiment import cpu_share, thread_env
-from metastreet._model import W_GRID
-from metastreet._reproduce import FULL, NO_CONTRAST, RANDOM, RATES, _job, _rate_row
+from metastreet import HashingEncoder, MetaStreet, make_city, with_label_rate
 
 Item = tuple[int, str, float | None, float]
+
+# the reproduce's settings and row names (a test checks they match ``_reproduce``)
+W_GRID = (0.1, 0.5, 0.9)
+RATES = (0.01, 0.02, 0.05, 0.10)
+FULL, NO_CONTRAST, RANDOM = "full", "− contrast (w=1)", "random positives (degree-matched)"
+VARIANTS: dict[str, dict[str, Any]] = {
+    FULL: {},
+    NO_CONTRAST: {"w": 1.0},
+    RANDOM: {"contrast_positive": "random"},
+}
+SETTINGS = {
+    True: {
+        "city": {"n_side": 20, "images_per_street": (2, 5)},
+        "model": {"hidden": 32, "d": 32, "heads": 4, "head_dim": 16, "epochs": 60,
+                  "n_categories": 12},
+    },
+    False: {
+        "city": {"n_side": 32},
+        "model": {"n_categories": 12, "device": "cuda" if torch.cuda.is_available() else "cpu"},
+    },
+}  # fmt: skip
+
+
+def _rate_row(variant: str, rate: float) -> str:
+    return f"{variant} @ {100 * rate:g}% labels"
+
+
+@functools.lru_cache(maxsize=2)
+def _encoder(quick: bool) -> Any:
+    if quick:
+        return HashingEncoder(64)
+    try:
+        from metastreet import MiniLMEncoder
+
+        return MiniLMEncoder()
+    except ImportError:
+        return HashingEncoder(64)
+
+
+def _job(quick: bool, item: Item) -> dict[str, Any]:
+    """One fit, as the reproduce's: ``(seed, row, rate, w)`` → test and validation wF1."""
+    seed, row, rate, w = item
+    cfg = SETTINGS[quick]
+    city = make_city(**cfg["city"], signal="both", seed=seed)
+    if rate is not None:
+        city = with_label_rate(city, rate, seed)
+    extra = VARIANTS[row.split(" @ ")[0]]
+    model = MetaStreet(4, text_encoder=_encoder(quick), **{**cfg["model"], "w": w, **extra})
+    model.fit(city, seed=seed)
+    return {"metrics": model.evaluate(city), "val_f1": model.val_f1_}
 
 
 def _seeds(text: str) -> list[int]:

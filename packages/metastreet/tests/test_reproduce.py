@@ -53,3 +53,28 @@ def test_reproduce_quick(tmp_path):
     result = EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
     assert (tmp_path / "metastreet_map.png").exists()
     assert len(result.checks) == 5 and "full" in result.tables[1].rows
+
+
+def test_paper_size_benchmark_fits_as_the_reproduce_does():
+    """benchmarks/paper_size.py repeats the reproduce's settings with public names only: the
+    same settings, rows and w grid, and one quick fit gives the reproduce's figures."""
+    import importlib.util
+    from pathlib import Path
+
+    from metastreet import _reproduce as rep
+    from metastreet._model import W_GRID
+
+    path = Path(__file__).parents[1] / "benchmarks" / "paper_size.py"
+    spec = importlib.util.spec_from_file_location("paper_size_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    for quick in (True, False):
+        ours = {k: rep._settings(quick)[k] for k in ("city", "model")}
+        assert bench.SETTINGS[quick] == ours
+    assert bench.W_GRID == W_GRID and bench.RATES == rep.RATES
+    for row in (rep.FULL, rep.NO_CONTRAST, rep.RANDOM):
+        assert bench.VARIANTS[row] == rep.VARIANTS[row]
+    assert bench._rate_row(rep.FULL, 0.01) == rep._rate_row(rep.FULL, 0.01)
+    item = (1, bench._rate_row(bench.NO_CONTRAST, 0.05), 0.05, 0.9)
+    a, b = bench._job(True, item), rep._job(True, item)
+    assert a["metrics"] == b["metrics"] and a["val_f1"] == b["val_f1"]
