@@ -1,6 +1,6 @@
 """Bars a and b alone at paper size: the rows they read, without the rest of the full table.
 
-Run (under the CPU lock):
+Run (with nothing else on the cores, as its timings are reported):
 ``.venv/bin/python packages/metastreet/benchmarks/paper_size.py [--rows geography,rates]
 [--rates 0.01,0.02,0.05,0.1] [--quick] [--seeds 0-9] [--out reports/bench/metastreet_ab.jsonl]``
 
