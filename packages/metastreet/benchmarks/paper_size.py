@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from icml26_shared.experiment import cpu_share, thread_env
-from metastreet import HashingEncoder, MetaStreet, make_city, with_label_rate
+from metastreet import HashingEncoder, MetaStreet, MiniLMEncoder, make_city, with_label_rate
 
 Item = tuple[int, str, float | None, float]
 
@@ -68,10 +68,8 @@ def _encoder(quick: bool) -> Any:
     if quick:
         return HashingEncoder(64)
     try:
-        from metastreet import MiniLMEncoder
-
         return MiniLMEncoder()
-    except ImportError:
+    except ImportError:  # without the text extra
         return HashingEncoder(64)
 
 
