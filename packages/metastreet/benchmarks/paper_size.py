@@ -22,17 +22,14 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from icml26_shared.experiment import cpu_share, thread_env
+from icml26_shared.experiment import parallel_map
 from metastreet import HashingEncoder, MetaStreet, MiniLMEncoder, make_city, with_label_rate
 
 Item = tuple[int, str, float | None, float]
@@ -105,28 +102,14 @@ def _fit(quick: bool, out: str, item: Item) -> dict[str, Any]:
 
 
 def _run(quick: bool, out: Path, items: list[Item], done: list[dict]) -> list[dict]:
-    """Fit the ``items`` not in ``done`` in worker processes; every row of ``items``."""
+    """Fit the ``items`` not in ``done`` (one worker process per core, one thread each; each
+    fit appends its line to ``out`` as it ends); every row of ``items``."""
     wanted = {(s, r, w) for s, r, _, w in items}
     rows = [r for r in done if (r["seed"], r["row"], r["w"]) in wanted]
     have = {(r["seed"], r["row"], r["w"]) for r in rows}
     todo = [it for it in items if (it[0], it[1], it[3]) not in have]
-    if not todo:
-        return rows
-    workers = min(cpu_share(), len(todo))  # before the one-thread environment below
-    saved = dict(os.environ)
-    os.environ.update(thread_env(1))  # inherited by the spawned workers, then restored
-    try:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as ex:
-            fn = functools.partial(_fit, quick, str(out))
-            for fut in as_completed([ex.submit(fn, it) for it in todo]):
-                r = fut.result()
-                print(f"seed {r['seed']} {r['row']} w={r['w']:g}: test wF1 "
-                      f"{r['weighted_f1']:.4f} ({r['seconds']:.0f} s)", flush=True)  # fmt: skip
-                rows.append(r)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return rows
+    fn = functools.partial(_fit, quick, str(out))
+    return rows + parallel_map(fn, todo, progress_bar=True, desc="fits") if todo else rows
 
 
 def _gap(f1: dict, seeds: list[int], a: str, b: str) -> tuple[np.ndarray, float]:
