@@ -251,3 +251,20 @@ def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones(monkeypatch):
     assert r._cache_tag(r._config(False)) != r._cache_tag(three)
     assert r._cache_tag({**three, "steps": 601}) != r._cache_tag(three)
     assert r._cache_tag(r._config(True)) != r._cache_tag(three)
+
+
+def test_gse_flow_steps_sets_the_budget_and_its_learning_curve(monkeypatch):
+    import gse_flow._reproduce as r
+
+    monkeypatch.delenv("GSE_FLOW_STEPS", raising=False)
+    default = r._config(False)
+    assert default["steps"] == 600 and default["curve"] == (150, 600, 1200)
+    assert r._config(True)["steps"] == 100 and r._config(True)["curve"] is None
+    monkeypatch.setenv("GSE_FLOW_STEPS", "1200")
+    cfg = r._config(False)
+    assert cfg["steps"] == 1200 and cfg["curve"] == (150, 600, 1200, 2400)
+    assert r._cache_tag(cfg) != r._cache_tag(default)
+    for bad in ("0", "-5", "1e3", "many"):
+        monkeypatch.setenv("GSE_FLOW_STEPS", bad)
+        with pytest.raises(ValueError, match="GSE_FLOW_STEPS"):
+            r._config(False)
