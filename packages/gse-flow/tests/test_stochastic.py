@@ -258,11 +258,11 @@ def test_gse_flow_steps_sets_the_budget_and_its_learning_curve(monkeypatch):
 
     monkeypatch.delenv("GSE_FLOW_STEPS", raising=False)
     default = r._config(False)
-    assert default["steps"] == 600 and default["curve"] == (150, 600, 1200)
+    assert default["steps"] == 1200 and default["curve"] == (150, 600, 1200, 2400)
     assert r._config(True)["steps"] == 100 and r._config(True)["curve"] is None
-    monkeypatch.setenv("GSE_FLOW_STEPS", "1200")
+    monkeypatch.setenv("GSE_FLOW_STEPS", "600")
     cfg = r._config(False)
-    assert cfg["steps"] == 1200 and cfg["curve"] == (150, 600, 1200, 2400)
+    assert cfg["steps"] == 600 and cfg["curve"] == (150, 600, 1200)
     assert r._cache_tag(cfg) != r._cache_tag(default)
     for bad in ("0", "-5", "1e3", "many"):
         monkeypatch.setenv("GSE_FLOW_STEPS", bad)
