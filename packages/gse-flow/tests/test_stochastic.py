@@ -264,6 +264,8 @@ def test_gse_flow_steps_sets_the_budget_and_its_learning_curve(monkeypatch):
     cfg = r._config(False)
     assert cfg["steps"] == 600 and cfg["curve"] == (150, 600, 1200)
     assert r._cache_tag(cfg) != r._cache_tag(default)
+    monkeypatch.setenv("GSE_FLOW_STEPS", "100")  # the last two points stay one doubling
+    assert r._config(False)["curve"] == (100, 200)
     for bad in ("0", "-5", "1e3", "many"):
         monkeypatch.setenv("GSE_FLOW_STEPS", bad)
         with pytest.raises(ValueError, match="GSE_FLOW_STEPS"):

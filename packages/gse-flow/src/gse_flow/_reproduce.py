@@ -142,8 +142,9 @@ def _config(quick: bool) -> dict:
         temperatures=(0.0, 0.5, 0.7, 1.0),
         select_temperatures=TEMPERATURES,
         heun=True,
-        # the budget, one doubling past it (the plateau check) and two shorter budgets
-        curve=tuple(sorted({150, 600, steps, 2 * steps})),
+        # the shorter budgets 150 and 600, the budget and one doubling past it (the plateau
+        # check reads the last two points)
+        curve=tuple(sorted({b for b in (150, 600) if b < steps} | {steps, 2 * steps})),
     )
 
 
