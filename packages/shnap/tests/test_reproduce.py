@@ -21,6 +21,16 @@ def test_oracle_recovery_with_an_exact_fill_is_perfect(lung_fill):
     assert out["rho_main"] > 0.99
 
 
+def test_oracle_recovery_ties_exact_zeros(lung_fill):
+    """An exact removal recovers every term, so its Spearman is 1 on both; the true pairwise
+    terms take two values and the non-interacting ones come out as float residues, which
+    must tie instead of being ranked."""
+    cases = rep._oracle_cases(8, seed=0)
+    out = rep._oracle_recovery(lung_fill, cases, 1, False, "")
+    assert 0 < out["interacting_share"] < 1
+    assert out["rho_main"] == pytest.approx(1.0) and out["rho_pair"] == pytest.approx(1.0)
+
+
 def test_negative_cases_have_an_electrode_and_nodules():
     cases = rep._negative_cases(2, seed=2)
     assert all(len(c.electrode_masks) == 1 and c.nodules for c in cases)
