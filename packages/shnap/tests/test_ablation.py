@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shnap._ablation import ablation_configs, padding_placement
+from shnap._ablation import AblationResult, ablation_configs, padding_placement
 from shnap._snap import SnapMap
 from shnap._world import INDEPENDENT_MAX_RADIUS, NoduleSpec, make_phantom
+
+_CELLS = [
+    ("zeros", "flawed"),
+    ("reflect", "flawed"),
+    ("zeros", "balanced"),
+    ("reflect", "balanced"),
+]
 
 
 def _depth_radius(independent: bool, n: int = 60) -> tuple[list[float], list[float]]:
@@ -100,3 +107,20 @@ def test_ablation_interval_widens_with_seed_spread_and_refuses_bad_input():
         padding_placement(snap, {}, cfgs)
     with pytest.raises(ValueError, match="seeds must be >= 1"):
         ablation_configs(16, 1, 0)
+
+
+def test_seeds_for_matches_the_pooled_seed_sd():
+    """Pooled within-cell s.d. against numpy's on planted per-seed slopes, and the seed count
+    n = ceil((1.96 sd / h)^2) at which the padding effect's seed-driven s.e. sd / sqrt(n)
+    reaches h / 1.96."""
+    rng = np.random.default_rng(2)
+    slopes = {cell: rng.normal(0.2, 0.15, 5) for cell in _CELLS}
+    res = AblationResult(slopes, {}, 1, 1, 0.95)
+    pooled = np.sqrt(np.mean([np.var(v, ddof=1) for v in slopes.values()]))
+    assert res.seed_sd() == pytest.approx(pooled)
+    n = res.seeds_for(0.1)
+    assert 1.96 * pooled / np.sqrt(n) <= 0.1 < 1.96 * pooled / np.sqrt(n - 1)
+    with pytest.raises(ValueError, match="half_width"):
+        res.seeds_for(0.0)
+    one = AblationResult({c: np.array([0.1]) for c in _CELLS}, {}, 1, 1, 0.95)
+    assert np.isnan(one.seed_sd())

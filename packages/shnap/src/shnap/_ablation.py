@@ -75,6 +75,21 @@ class AblationResult:
     def cell_mean(self, padding: str, placement: str) -> float:
         return float(self.slopes[(padding, placement)].mean())
 
+    def seed_sd(self) -> float:
+        """Pooled within-cell standard deviation of one CNN's slope (NaN with one seed)."""
+        dev = [sl - sl.mean() for sl in self.slopes.values()]
+        dof = sum(len(d) - 1 for d in dev)
+        return float(np.sqrt(sum(float((d**2).sum()) for d in dev) / dof)) if dof else float("nan")
+
+    def seeds_for(self, half_width: float, z: float = 1.96) -> int:
+        """CNN seeds per cell for the padding effect's interval to reach ``± half_width``
+        from the seed variance alone: the effect (a difference of two-cell means) has
+        variance ``sd² / n`` with ``n`` seeds per cell, so ``n = ⌈(z·sd / half_width)²⌉``
+        (a lower bound: the SNAP cases add their own variance)."""
+        if not half_width > 0:
+            raise ValueError(f"half_width must be > 0, got {half_width}")
+        return int(np.ceil((z * self.seed_sd() / half_width) ** 2))
+
 
 def _effects(s: Mapping[tuple[str, str], float]) -> dict[str, float]:
     pad = np.mean([s[("reflect", pl)] - s[("zeros", pl)] for pl in PLACEMENTS])

@@ -678,9 +678,19 @@ def _ablation_tables(abl: AblationResult, records: dict[str, dict[str, Any]]) ->
                 "cached": all(records[n].get("cached") for n in names),
             },
         )
+    zeros = abl.effects["zeros slope (mean over placement)"][0]
+    note = ""
+    if zeros > 0 and all(len(sl) > 1 for sl in abl.slopes.values()):
+        note = (
+            f"One CNN's slope varies with its seed by {abl.seed_sd():.3f} (pooled within-cell "
+            f"s.d.); an interval of +- half the zeros slope, which tells a 50% cut from none, "
+            f"needs about {abl.seeds_for(zeros / 2)} CNN seeds per cell from that variance alone "
+            f"(this run: {len(next(iter(abl.slopes.values())))})."
+        )
     eff = ResultTable(
         "Radial ablation effects (2 x 2, bootstrap over SNAP cases and CNN seeds)",
         ["estimate", f"{abl.level:.0%} interval", "points", "cases"],
+        note=note,
     )
     for k, (est, lo, hi) in abl.effects.items():
         eff.add_row(
