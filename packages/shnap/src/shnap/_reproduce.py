@@ -220,8 +220,9 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 #: Spearman: a term that is exactly 0 (a pair that does not interact) comes out of the float
 #: arithmetic of SHNAP as a residue of about 1e-16 of either sign, and ranking those residues
 #: breaks the truth's ties by rounding error. The true pairwise terms take two values (0 and
-#: b), so unrounded, even the exact removal scores only about sqrt(3 p (1 - p)) (p: the share
-#: of interacting pairs; 0.80 on the full mode's 50 cases)
+#: b), so an estimate that separates them perfectly without ties scores sqrt(3 p (1 - p)) (p:
+#: the share of interacting pairs; 0.80 on the full mode's 50 cases); unrounded, the exact
+#: removal scores about that
 TIE_DECIMALS = 9
 
 
@@ -516,9 +517,9 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         result.notes.append(
             f"bridge: oracle pairwise Spearman {o['rho_pair']:.3f} on terms rounded to "
             f"1e-{TIE_DECIMALS} logits, {o['rho_pair_unrounded']:.3f} unrounded; the true "
-            f"pairwise terms are 0 or b ({share:.0%} of pairs interact), and unrounded float "
-            "residues on the exact zeros cap the Spearman of any estimate at "
-            f"{np.sqrt(3 * share * (1 - share)):.3f}"
+            f"pairwise terms are 0 or b ({share:.0%} of pairs interact), and an estimate that "
+            "separates the two perfectly but has no ties (float residues in place of the exact "
+            f"zeros) scores sqrt(3 p (1 - p)) = {np.sqrt(3 * share * (1 - share)):.3f}"
         )
         result.headline = (
             f"bridge: oracle rho {b['oracle']['rho_main']:.2f}/{b['oracle']['rho_pair']:.2f}, "
