@@ -21,10 +21,12 @@ import pytest
 # 140 s with two threads per worker against 54 s with one, on 2 cores)
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
 if _WORKERS > 1:
+    from icml26_shared.experiment import THREAD_VARS  # the pools thread_env sets for workers
+
     _threads = str(max(1, (os.cpu_count() or 1) // _WORKERS))
-    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for _var in THREAD_VARS:
         os.environ.setdefault(_var, _threads)
-    if importlib.util.find_spec("threadpoolctl") is not None:  # BLAS already loaded by a plugin
+    if importlib.util.find_spec("threadpoolctl") is not None:  # numpy's BLAS is loaded by now
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
