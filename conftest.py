@@ -16,7 +16,8 @@ import os
 import pytest
 
 # One xdist worker per core: each worker's OpenMP/BLAS pools get the cores divided among the
-# workers (set before any package imports torch or numpy), else two workers of two threads
+# workers (the variables before any package imports torch; numpy's BLAS, loaded already,
+# through threadpoolctl), else two workers of two threads
 # each share two cores and OpenMP's spinning threads slow each other down (shnap's tests:
 # 140 s with two threads per worker against 54 s with one, on 2 cores)
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
