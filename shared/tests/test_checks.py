@@ -81,3 +81,42 @@ def test_complex_scalars_are_rejected(value):
         checks.check_alpha(value)
     with pytest.raises(TypeError, match="gamma must be a real number, got complex"):
         checks.check_positive(value, "gamma")
+
+
+@pytest.mark.parametrize("seed", [0, 7, np.int64(3), np.uint32(5), None])
+def test_seed_rule_accepts_integers_and_none(seed):
+    out = checks.check_seed(seed)
+    assert out is None if seed is None else (type(out) is int and out == int(seed))
+    assert isinstance(checks.rng_from_seed(seed), np.random.Generator)
+    assert 0 <= checks.int_from_seed(seed) < 2**32
+
+
+def test_seed_rule_passes_a_generator_through_and_draws_from_it():
+    g = np.random.default_rng(1)
+    assert checks.check_seed(g) is g and checks.rng_from_seed(g) is g
+    first = checks.int_from_seed(np.random.default_rng(1))
+    assert first == checks.int_from_seed(np.random.default_rng(1))
+    assert checks.rng_from_seed(5).random() == np.random.default_rng(5).random()
+
+
+@pytest.mark.parametrize(
+    ("seed", "error"),
+    [("3", TypeError), (1.0, TypeError), (True, TypeError), ([1], TypeError), (-1, ValueError)],
+)
+def test_seed_rule_refuses_other_kinds_naming_the_argument(seed, error):
+    with pytest.raises(error, match=r"^seed must be a non-negative integer"):
+        checks.check_seed(seed)
+    with pytest.raises(error, match=r"^random_state must be"):
+        checks.rng_from_seed(seed, "random_state")
+
+
+def test_int_seed_range_is_checked():
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*32\)"):
+        checks.int_from_seed(2**32)
+    assert checks.int_from_seed(2**40, bits=63) == 2**40
+
+
+@pytest.mark.parametrize("text", [["1.5", "2"], np.array([b"1"]), np.array(["1", 2], dtype=object)])
+def test_text_is_refused_not_parsed(text):
+    with pytest.raises(TypeError, match="scores must be numeric, got text"):
+        checks.check_finite_array(text, "scores")

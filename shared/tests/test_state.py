@@ -39,3 +39,22 @@ def test_mismatched_config_names_the_field():
     with pytest.raises(ValueError, match="grid"):
         st.check_same_config(enc, {"grid": np.array([1.0, 3.0])}, owner="X")
     st.check_same_config(enc, {"grid": np.array([1.0, 2.0])}, owner="X")
+
+
+def test_truncated_and_foreign_files_are_named(tmp_path):
+    from icml26_shared.state import StateFileError, dumps_state, read_json, reading
+
+    good = tmp_path / "state.json"
+    good.write_text(dumps_state({"q": np.array([1.0, np.inf])}))
+    assert read_json(good)["q"][1] == np.inf
+    cut = tmp_path / "cut.json"
+    cut.write_text(good.read_text()[:-5])
+    with pytest.raises(StateFileError, match=r"cut\.json: cannot read it as a JSON state file"):
+        read_json(cut)
+    npz = tmp_path / "weights.npz"
+    npz.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(StateFileError, match=r"weights\.npz: cannot read it as arrays"):
+        with reading(npz, "arrays"):
+            np.load(npz)["w"]
+    with pytest.raises(FileNotFoundError):
+        read_json(tmp_path / "missing.json")

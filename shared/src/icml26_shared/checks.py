@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "SeedLike",
     "check_alpha",
     "check_choice",
     "check_finite_array",
@@ -28,8 +29,16 @@ __all__ = [
     "check_positive_int",
     "check_probability_rows",
     "check_same_length",
+    "check_seed",
     "check_shape",
+    "int_from_seed",
+    "rng_from_seed",
 ]
+
+#: What every public function of the icml26 packages accepts as ``seed``.
+SeedLike = int | np.integer | np.random.Generator | None
+
+_SEED_EXPECTED = "a non-negative integer, a numpy.random.Generator or None"
 
 
 def _real(value: Any, name: str) -> float:
@@ -110,6 +119,59 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     return value
 
 
+def check_seed(seed: Any, name: str = "seed") -> int | np.random.Generator | None:
+    """The one seed rule of the icml26 packages.
+
+    Accepted: a non-negative ``int`` or numpy integer (returned as a plain ``int``), a
+    ``numpy.random.Generator`` (returned as is, so the caller draws from the user's stream) and
+    ``None`` (fresh OS entropy). Anything else, bools and strings included, raises naming
+    ``name``.
+
+    >>> check_seed(np.int64(3))
+    3
+    >>> check_seed("3")
+    Traceback (most recent call last):
+    ...
+    TypeError: seed must be a non-negative integer, a numpy.random.Generator or None, got str '3'
+    """
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"{name} must be {_SEED_EXPECTED}, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"{name} must be {_SEED_EXPECTED}, got {seed}")
+    return int(seed)
+
+
+def rng_from_seed(seed: Any, name: str = "seed") -> np.random.Generator:
+    """``numpy.random.default_rng`` of a seed checked by :func:`check_seed`; a Generator passes
+    through unchanged."""
+    checked = check_seed(seed, name)
+    if isinstance(checked, np.random.Generator):
+        return checked
+    return np.random.default_rng(checked)
+
+
+def int_from_seed(seed: Any, name: str = "seed", *, bits: int = 32) -> int:
+    """An integer in ``[0, 2**bits)`` for engines seeded by integers (torch, JAX, ``random``).
+
+    An ``int`` must already lie in that range (it is returned unchanged, so ``seed=3`` means
+    the same run everywhere); a Generator gives one draw from it (advancing it); ``None`` gives a
+    draw from fresh OS entropy.
+
+    >>> int_from_seed(np.uint8(7))
+    7
+    """
+    checked = check_seed(seed, name)
+    if checked is None:
+        checked = np.random.default_rng()
+    if isinstance(checked, np.random.Generator):
+        return int(checked.integers(0, 2**bits, dtype=np.uint64))
+    if checked >= 2**bits:
+        raise ValueError(f"{name} must be an integer in [0, 2**{bits}), got {checked}")
+    return checked
+
+
 def _first_bad_index(mask: NDArray[np.bool_]) -> str:
     idx = np.argwhere(mask)[0]
     return str(int(idx[0])) if idx.size == 1 else str(tuple(int(i) for i in idx))
@@ -147,6 +209,18 @@ def check_finite_array(
             raw = None
     if raw is not None and raw.dtype.kind == "c":
         raise TypeError(f"{name} must be real-valued, got dtype {raw.dtype}")
+    # Strings are refused, not parsed: ``np.asarray(["1.5"], dtype=float)`` would silently
+    # turn text into numbers.
+    if (
+        dtype is not None
+        and np.dtype(dtype).kind in "biuf"
+        and raw is not None
+        and (
+            raw.dtype.kind in "USV"
+            or (raw.dtype == object and any(isinstance(v, str | bytes) for v in raw.ravel()))
+        )
+    ):
+        raise TypeError(f"{name} must be numeric, got text (dtype {raw.dtype})")
     if (
         raw is not None
         and raw.dtype == object

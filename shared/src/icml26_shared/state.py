@@ -21,12 +21,79 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+import os
+import pickle
+import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_same_config", "decode_state", "dumps_state", "encode_state", "loads_state"]
+__all__ = [
+    "StateFileError",
+    "check_same_config",
+    "decode_state",
+    "dumps_state",
+    "encode_state",
+    "loads_state",
+    "read_json",
+    "reading",
+]
+
+
+class StateFileError(ValueError):
+    """A saved file (checkpoint, weights, arrays) that is truncated, corrupt or of another kind.
+
+    The message names the file and says what it was read as and what went wrong.
+    """
+
+
+# What the readers beneath us raise on a truncated or foreign file: json (ValueError),
+# numpy's npz (BadZipFile, ValueError, OSError, KeyError for a missing array), torch.load
+# (RuntimeError "PytorchStreamReader failed", UnpicklingError, EOFError), safetensors
+# (its own error, a subclass of Exception, caught by the owner where it is used).
+_READ_ERRORS = (
+    ValueError,
+    OSError,
+    EOFError,
+    KeyError,
+    IndexError,
+    TypeError,
+    RuntimeError,
+    zipfile.BadZipFile,
+    pickle.UnpicklingError,
+)
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str], what: str) -> Iterator[None]:
+    """Turn any error a reader raises inside the block into :class:`StateFileError` naming
+    ``path`` and ``what`` it was read as (a missing file stays ``FileNotFoundError``).
+
+    >>> with reading("model.json", "a geomem checkpoint"):
+    ...     json.loads('{"weights": [1, 2')
+    Traceback (most recent call last):
+    ...
+    icml26_shared.state.StateFileError: model.json: cannot read it as a geomem checkpoint: the file is truncated, corrupt or of another kind (JSONDecodeError: Expecting ',' delimiter: line 1 column 18 (char 17))
+    """
+    try:
+        yield
+    except (StateFileError, FileNotFoundError, IsADirectoryError):
+        raise
+    except _READ_ERRORS as exc:
+        raise StateFileError(
+            f"{os.fspath(path)}: cannot read it as {what}: the file is truncated, corrupt or of "
+            f"another kind ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+def read_json(path: str | os.PathLike[str], what: str = "a JSON state file") -> Any:
+    """Read a JSON file written by :func:`dumps_state` (or plain JSON), naming the file when it
+    is truncated or not JSON."""
+    with reading(path, what):
+        return loads_state(Path(path).read_text(encoding="utf-8"))
 
 
 def _enc_float(x: float) -> Any:
