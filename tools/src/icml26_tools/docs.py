@@ -25,7 +25,10 @@ from pathlib import Path
 from icml26_shared.experiment import ExperimentResult
 
 __all__ = [
+    "RAW_URL",
     "README_END",
+    "REPO_URL",
+    "SITE_URL",
     "README_START",
     "PackageDoc",
     "find_result",
@@ -36,6 +39,13 @@ __all__ = [
     "results_markdown",
     "update_package_readmes",
 ]
+
+#: Where the repository, its raw files and the documentation site live. Package READMEs link
+#: with these absolute addresses, so their links also work on PyPI; the site's pages map them
+#: back to the site's own copies.
+REPO_URL = "https://github.com/icml26/icml26"
+RAW_URL = "https://raw.githubusercontent.com/icml26/icml26/main"
+SITE_URL = "https://icml26.github.io/icml26"
 
 RESULT_FILES = ("result.json", "full_result.json", "quick_result.json")
 README_START = "<!-- results:start (written by icml26 report --docs; do not edit) -->"
@@ -138,11 +148,12 @@ def readme_results(doc: PackageDoc) -> str:
         when = r.date or "date not recorded"
         where = f", {r.machine}" if r.machine else ""
         n_ok = sum(r.checks.values())
+        source = f"{REPO_URL}/blob/main/packages/{doc.name}/docs/{doc.result.name}"
         lines += [
             "",
             f"_Latest recorded run: `{cmd}` ({'quick' if r.quick else 'full'} mode), {when}"
             f"{where}; {r.seconds:.0f} s; {n_ok} of {len(r.checks)} acceptance checks pass. "
-            f"Source: `docs/{doc.result.name}`._",
+            f"Source: [`docs/{doc.result.name}`]({source})._",
         ]
         if r.headline:
             lines += ["", f"Headline: {r.headline}"]
@@ -151,8 +162,8 @@ def readme_results(doc: PackageDoc) -> str:
         more = len(r.tables) - 1
         lines += [
             "",
-            "The package's page on the docs site (`uv run mkdocs build`) shows "
-            + (f"the other {more} table(s) and " if more > 0 else "")
+            f"The package's [page on the documentation site]({SITE_URL}/packages/{doc.name}/) "
+            "shows " + (f"the other {more} table(s) and " if more > 0 else "")
             + "every acceptance check of this run.",
         ]
     lines += ["", README_END]
@@ -213,8 +224,10 @@ def _readme_body(path: Path, name: str) -> str:
     if README_START in text and README_END in text:
         a, b = _block_span(text, path)
         text = text[:a] + "The results of the latest recorded run are below." + text[b:]
-    # images next to the README (docs/x.png) are copied beside the page, under <name>/
-    text = re.sub(r"\]\(docs/([^)\s]+\.(?:png|svg|jpg))\)", rf"]({name}/\1)", text)
+    # images next to the README (docs/x.png, linked by their raw repository address so the
+    # README also shows them on PyPI) are copied beside the page, under <name>/
+    raw = re.escape(f"{RAW_URL}/packages/{name}/docs/")
+    text = re.sub(rf"\]\((?:{raw}|docs/)([^)\s]+\.(?:png|svg|jpg))\)", rf"]({name}/\1)", text)
     lines = text.splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
