@@ -27,9 +27,9 @@ from icml26_shared.experiment import ExperimentResult
 __all__ = [
     "RAW_URL",
     "README_END",
+    "README_START",
     "REPO_URL",
     "SITE_URL",
-    "README_START",
     "PackageDoc",
     "find_result",
     "generate",
