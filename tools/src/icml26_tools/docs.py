@@ -163,7 +163,8 @@ def readme_results(doc: PackageDoc) -> str:
         lines += [
             "",
             f"The package's [page on the documentation site]({SITE_URL}/packages/{doc.name}/) "
-            "shows " + (f"the other {more} table(s) and " if more > 0 else "")
+            "shows "
+            + (f"the other {more} table(s) and " if more > 0 else "")
             + "every acceptance check of this run.",
         ]
     lines += ["", README_END]
