@@ -113,3 +113,15 @@ def test_cpu_share_follows_the_runners_thread_share(monkeypatch):
     assert cpu_share() == available_cores()
     monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
     assert cpu_share() == available_cores()
+
+
+def test_progress_none_writes_a_line_per_stage_when_piped(capsys):
+    from icml26_shared.experiment import progress, progress_enabled, say
+
+    assert list(progress(range(3), enabled=None, desc="training")) == [0, 1, 2]
+    err = capsys.readouterr().err  # pytest's capture is not a terminal
+    assert "training: 3 steps..." in err and "training: done in" in err
+    assert list(progress(range(3), enabled=False)) == [0, 1, 2]
+    say("quiet", enabled=False)
+    assert capsys.readouterr().err == ""
+    assert progress_enabled(None) is False and progress_enabled(True) is True

@@ -46,8 +46,10 @@ __all__ = [
     "main",
     "parallel_map",
     "progress",
+    "progress_enabled",
     "require_matplotlib",
     "save_figure",
+    "say",
     "thread_env",
 ]
 
@@ -403,12 +405,47 @@ class Experiment:
         return result
 
 
+def progress_enabled(enabled: bool | None) -> bool:
+    """The one reading of a ``progress`` argument: ``None`` means "on when stderr is a terminal"."""
+    if enabled is None:
+        return sys.stderr.isatty()
+    return bool(enabled)
+
+
+def say(message: str, *, enabled: bool | None = None) -> None:
+    """Write one line about a long stage to stderr (also when piped) unless ``enabled`` is
+    False; long functions call it once per stage so a user sees what is running and for how
+    long."""
+    if enabled is not False:
+        print(message, file=sys.stderr, flush=True)
+
+
 def progress(
-    iterable: Iterable[T], *, enabled: bool = False, total: int | None = None, desc: str = ""
+    iterable: Iterable[T],
+    *,
+    enabled: bool | None = False,
+    total: int | None = None,
+    desc: str = "",
 ) -> Iterator[T]:
-    """Wrap ``iterable`` in a tqdm progress bar when ``enabled`` (silent by default)."""
-    if not enabled:
+    """Wrap ``iterable`` in a tqdm progress bar when ``enabled`` (silent by default).
+
+    ``enabled=None``: a bar when stderr is a terminal, else one line when the loop starts and
+    one when it ends (with its seconds), so piped output still shows the stage.
+    """
+    if enabled is False:
         yield from iterable
+        return
+    if enabled is None and not sys.stderr.isatty():
+        n = (
+            total
+            if total is not None
+            else (len(iterable) if hasattr(iterable, "__len__") else None)
+        )  # type: ignore[arg-type]
+        label = desc or "working"
+        say(f"{label}: {n} steps..." if n is not None else f"{label}...")
+        start = time.perf_counter()
+        yield from iterable
+        say(f"{label}: done in {time.perf_counter() - start:.1f} s")
         return
     from tqdm.auto import tqdm
 
