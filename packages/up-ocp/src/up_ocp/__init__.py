@@ -7,6 +7,10 @@ baseline zoo behind one API.
 :func:`up_grid` here, the peers in :mod:`up_ocp.baselines`; loaders in :mod:`up_ocp.data`. The
 method is a reconstruction of Liu, Dobriban, Orabona, "Online Conformal Prediction via Universal
 Portfolio Algorithms" (ICML 2026, arXiv:2602.03168).
+
+Start with ``OnlineConformal("up", confidence_level=0.9).run(scores)`` on non-negative scores of
+shape ``(n_streams, T)`` (time on the last axis; a DataFrame's index is read as time): it returns
+the threshold announced before each score.
 """
 
 import importlib as _importlib

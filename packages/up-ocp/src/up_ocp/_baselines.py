@@ -40,6 +40,7 @@ References:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -236,6 +237,8 @@ def dtaci(
     if not isinstance(finite, (bool, np.bool_)):
         raise TypeError(f"finite must be a bool, got {type(finite).__name__}")
     gk = check_finite_array(gammas, "gammas", ndim=1)
+    if gk.size == 0 or (gk <= 0).any():
+        raise ValueError(f"gammas must be a non-empty array of steps > 0, got {gk.tolist()}")
     K = gk.size
     I_ = check_positive_int(interval, "interval")
     w = check_positive_int(window, "window")
@@ -326,11 +329,17 @@ def quantile_tracking(
 ) -> OnlineAlgorithm:
     r"""Quantile tracking (online subgradient descent on the pinball loss) with a fixed step:
     :math:`q_{t+1} = q_t + \eta(\mathrm{err}_t - \alpha)`, ``lr`` = η in score units (not
-    scale-free)."""
+    scale-free).
+
+    Because the step is in score units, ``lr`` must be chosen on the scale of the scores: once a
+    score exceeds ``1000 * lr`` (the threshold then needs thousands of rounds to get there) a
+    ``UserWarning`` says so, once per algorithm. The scale-free peers are ``"up"``,
+    ``"sf_ogd"`` and ``"decaying_ogd"``."""
     a0 = check_alpha(alpha)
     eta = check_finite_array(lr, "lr")
     if (eta <= 0).any():
         raise ValueError(f"lr must be > 0, got {eta.min()}")
+    warned = [False]
 
     def _init(shape: Any = ()) -> OGDState:
         st = _ogd_init(shape, q_init)
@@ -341,9 +350,25 @@ def quantile_tracking(
         s = check_score_step(score, state.scale.shape)
         err = s > state.q
         q = state.q + eta * (err - a0)
-        return q, state._replace(q=q, q_p=q, t=np.asarray(state.t + 1))
+        scale = _running_scale(state, s)
+        if not warned[0] and (scale > _QT_SCALE_RATIO * eta).any():
+            warned[0] = True
+            warnings.warn(
+                f"quantile_tracking: lr={float(np.min(eta)):g} is a step in score units, but "
+                f"the scores reach {float(np.max(scale)):g} (over {_QT_SCALE_RATIO:g} steps): "
+                "the threshold will lag far behind and coverage will be off for a long time. "
+                "Pass lr on the scale of the scores (e.g. 0.1 x a typical score) or use a "
+                "scale-free method ('up', 'sf_ogd', 'decaying_ogd')",
+                UserWarning,
+                stacklevel=2,
+            )
+        return q, state._replace(q=q, q_p=q, t=np.asarray(state.t + 1), scale=scale)
 
     return OnlineAlgorithm("quantile_tracking", _init, _update)
+
+
+#: quantile_tracking warns once a score exceeds this many steps ``lr``.
+_QT_SCALE_RATIO = 1000.0
 
 
 def _sat_tan(x: NDArray) -> NDArray:

@@ -11,19 +11,35 @@
 from __future__ import annotations
 
 import copy
+import os
 import warnings
 from collections.abc import Callable
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
-from icml26_shared.state import check_same_config, decode_state, dumps_state, loads_state
+from icml26_shared.state import (
+    StateFileError,
+    check_same_config,
+    decode_state,
+    dumps_state,
+    loads_state,
+    read_json,
+    reading,
+)
 
 from ._baselines import aci, conformal_pid, decaying_ogd, dtaci, kt_aci, quantile_tracking, sf_ogd
-from ._protocol import OnlineAlgorithm, check_scores, run_algorithm
+from ._protocol import (
+    OnlineAlgorithm,
+    as_score_array,
+    drive,
+    read_streams,
+    restore_layout,
+)
 from ._saocp import saocp
 from ._up import up_grid, up_ocp
 
@@ -74,6 +90,22 @@ def _from_tree(template: Any, tree: Any) -> Any:
     return np.array(tree, copy=True)
 
 
+_WHAT = "an up-ocp OnlineConformal state"
+_STATE_KEYS = frozenset(
+    {"method", "confidence_level", "two_sided", "params", "batch_shape", "states", "y_hat"}
+)
+
+
+def _check_state_keys(state: Any) -> None:
+    if not isinstance(state, dict):
+        raise StateFileError(f"state must be the dict of state_dict(), got {type(state).__name__}")
+    missing = sorted(_STATE_KEYS - set(state))
+    if missing:
+        raise StateFileError(
+            f"state is not {_WHAT} (no {', '.join(missing)}): it was saved by something else"
+        )
+
+
 class OnlineConformal:
     """An online conformal predictor: one of :data:`METHODS` behind one API.
 
@@ -121,11 +153,15 @@ class OnlineConformal:
             self.confidence_level = 1.0 - self.alpha
         else:
             cl = 0.9 if confidence_level is None else confidence_level
+            if isinstance(cl, str | bytes | bool):
+                raise TypeError(f"confidence_level must be a number in (0, 1), got {cl!r}")
             self.confidence_level = check_in_interval(cl, "confidence_level", 0, 1)
             # the decimal complement: confidence_level=0.9 runs at exactly alpha=0.1, not at
             # 1 - 0.9 = 0.09999999999999998 (so it matches the functional core bit for bit)
             self.alpha = float(Decimal(1) - Decimal(repr(self.confidence_level)))
         self.method = method
+        if not isinstance(two_sided, bool | np.bool_):
+            raise TypeError(f"two_sided must be True or False, got {two_sided!r}")
         self.two_sided = bool(two_sided)
         self.params = dict(params)
         level = self.alpha / 2 if self.two_sided else self.alpha
@@ -171,31 +207,59 @@ class OnlineConformal:
 
     # ------------------------------------------------------------------ streams
 
-    def run(self, scores: ArrayLike) -> NDArray[np.float64]:
+    def run(self, scores: ArrayLike, *, progress: bool | None = None) -> NDArray[np.float64]:
         """Run the method over whole streams (time on the last axis), continuing from the state.
 
         Args:
-            scores: ``(*batch, T)`` scores; one-sided: non-negative scores; two-sided: signed
-                residuals. ``+inf`` is a legal score (a miss); NaN raises naming its index.
+            scores: ``(*batch, T)`` scores; one-sided: non-negative scores (a negative one
+                raises: pass signed residuals with ``two_sided=True``); two-sided: signed
+                residuals. ``+inf`` is a legal score (a miss); NaN raises naming its index. A
+                pandas ``DataFrame`` is read with its index as time, one stream per column. An
+                array with more streams than rounds and fewer than 30 rounds warns (time is the
+                last axis: did you mean ``scores.T``?).
+            progress: a bar over the rounds; ``None`` (default) shows it for streams of 1,000
+                rounds or more (a bar on a terminal, a start and an end line on stderr when
+                piped), ``False`` never.
 
         Returns:
             One-sided: thresholds of the same shape, ``thresholds[..., t]`` announced before
             ``scores[..., t]``. Two-sided: shape ``(2, *batch, T)``, ``[0]`` the lower offset and
-            ``[1]`` the upper one.
+            ``[1]`` the upper one. For a DataFrame: its layout ``(T, n_columns)`` (two-sided
+            ``(2, T, n_columns)``).
         """
-        s = check_scores(scores)
+        s, from_frame = read_streams(scores)
+        self._check_sign(s, "scores")
         self._ensure(s.shape[:-1])
         assert self._states is not None
         streams = [-s, s] if self.two_sided else [s]
         outs = []
+        show = False if progress is None and s.shape[-1] < 1000 else progress
+        sides = ["lower", "upper"] if self.two_sided else [""]
         for i, stream in enumerate(streams):
-            q, self._states[i] = run_algorithm(self._algo, stream, self._states[i])
+            desc = f"OnlineConformal({self.method!r}) {sides[i]} {s.shape[-1]} rounds"
+            q, self._states[i] = drive(
+                self._algo, stream, self._states[i], progress=show, desc=desc.replace("  ", " ")
+            )
             outs.append(q)
-        return outs[0] if not self.two_sided else np.stack(outs)
+        return restore_layout(outs[0] if not self.two_sided else np.stack(outs), from_frame)
+
+    def _check_sign(self, s: NDArray[np.float64], name: str) -> None:
+        if not self.two_sided and (s < 0).any():
+            idx = tuple(int(i) for i in np.argwhere(s < 0)[0])
+            raise ValueError(
+                f"{name} must be non-negative for a one-sided predictor (e.g. |y - y_hat|), got "
+                f"{s[idx] if idx else float(s)} at index {idx if idx else 0}: pass signed "
+                "residuals to OnlineConformal(..., two_sided=True)"
+            )
 
     def update_score(self, score: ArrayLike) -> OnlineConformal:
-        """Reveal one score per stream (signed residual when two-sided) and step the state."""
-        s = np.asarray(score, dtype=np.float64)
+        """Reveal one score per stream (signed residual when two-sided) and step the state.
+
+        One-sided scores must be non-negative; NaN and text raise."""
+        s = as_score_array(score)
+        if np.isnan(s).any():
+            raise ValueError(f"score must not be NaN, got {score!r}")
+        self._check_sign(s, "score")
         self._ensure(s.shape)
         assert self._states is not None
         streams = [-s, s] if self.two_sided else [s]
@@ -255,8 +319,38 @@ class OnlineConformal:
 
     @classmethod
     def from_json(cls, text: str) -> OnlineConformal:
-        """Build a predictor from :meth:`to_json` output and continue where it stopped."""
-        return cls.from_state_dict(loads_state(text))
+        """Build a predictor from :meth:`to_json` output and continue where it stopped.
+
+        Raises:
+            StateFileError: (a ``ValueError``) when the text is truncated or not an
+                ``OnlineConformal`` state.
+        """
+        if not isinstance(text, str | bytes):
+            raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
+        with reading("the JSON text given to from_json", _WHAT):
+            state = loads_state(text)
+        return cls.from_state_dict(state)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_json` to ``path`` (read it back with :meth:`load`)."""
+        out = Path(path)
+        out.write_text(self.to_json(), encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> OnlineConformal:
+        """Build a predictor from a file written by :meth:`save`.
+
+        Raises:
+            StateFileError: (a ``ValueError``) naming the file when it is truncated, not JSON or
+                the state of something else.
+        """
+        state = read_json(path, _WHAT)
+        try:
+            _check_state_keys(state)
+        except ValueError as exc:
+            raise StateFileError(f"{os.fspath(path)}: cannot read it as {_WHAT}: {exc}") from None
+        return cls.from_state_dict(state)
 
     def load_state_dict(self, state: dict[str, Any]) -> OnlineConformal:
         """Restore a :meth:`state_dict`.
@@ -267,6 +361,7 @@ class OnlineConformal:
                 ``gamma=0.001``).
         """
         state = decode_state(state)
+        _check_state_keys(state)
         saved = {
             "method": state.get("method"),
             "confidence_level": state.get("confidence_level"),
@@ -288,6 +383,7 @@ class OnlineConformal:
     def from_state_dict(cls, state: dict[str, Any]) -> OnlineConformal:
         """Build a predictor from a :meth:`state_dict` alone."""
         state = decode_state(state)
+        _check_state_keys(state)
         obj = cls(
             state["method"],
             confidence_level=state["confidence_level"],

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_alpha, check_positive
+from icml26_shared.checks import check_alpha, check_finite_array, check_positive
 
-from ._protocol import check_scores
+from ._protocol import read_streams, restore_layout
 
 __all__ = ["run_up_jax"]
 
@@ -69,9 +69,10 @@ def run_up_jax(
     """
     a = check_alpha(alpha)
     e = check_positive(eps, "eps")
-    s = check_scores(scores)
+    q0_ = float(check_finite_array(q0, "q0", ndim=0))
+    s, from_frame = read_streams(scores)
     jax = _jax()
     dtype = np.float64 if jax.config.read("jax_enable_x64") else np.float32
     x = jax.numpy.asarray(s, dtype=dtype)
-    out = _compiled()(x, dtype(a), dtype(np.log(e)), dtype(q0))
-    return np.asarray(out, dtype=np.float64)
+    out = _compiled()(x, dtype(a), dtype(np.log(e)), dtype(q0_))
+    return restore_layout(np.asarray(out, dtype=np.float64), from_frame)

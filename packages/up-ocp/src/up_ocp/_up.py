@@ -190,6 +190,11 @@ def up_ocp(
     """
     check_alpha(alpha)
     check_positive(eps, "eps")
+    check_finite_array(q0, "q0", ndim=0)
+    if isinstance(prior, str | bytes) or len(prior) != 2:
+        raise ValueError(f"prior must be a pair (a, b) of Beta parameters > 0, got {prior!r}")
+    check_positive(prior[0], "prior[0]")
+    check_positive(prior[1], "prior[1]")
 
     def _init(shape: Any = ()) -> UPState:
         return init(alpha, eps, q0, shape, prior)
