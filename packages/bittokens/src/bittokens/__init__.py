@@ -9,6 +9,10 @@ trunk, :func:`fit` (also named :func:`train`; Muon with the paper's parameter gr
 one process or DDP), :func:`log_smape` and :func:`field_accuracy`. Submodules: :mod:`bittokens.data`
 (tasks), :mod:`bittokens.baselines` (single-digit, subword, xVal, FoNE) and :mod:`bittokens.hf`
 (``transformers`` integration, ``pip install bittokens[hf]``).
+
+Start with :func:`encode` / :func:`decode` to see a number's bits, then build a
+``TinyGPT(BitTokens(128))`` and call :func:`fit` on a task from
+:func:`bittokens.data.make_task` (``progress=None`` shows the steps).
 """
 
 import importlib.metadata

@@ -186,6 +186,8 @@ def encode(x: Any, precision: str = "float64", reciprocal: bool = True) -> Any:
         [0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
     """
     check_choice(precision, "precision", PRECISIONS)
+    if not isinstance(reciprocal, bool | np.bool_):
+        raise TypeError(f"reciprocal must be True or False, got {reciprocal!r}")
     if _is_torch(x):
         if x.is_complex():
             raise ValueError(f"x must be a real floating-point tensor, got complex dtype {x.dtype}")

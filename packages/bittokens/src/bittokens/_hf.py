@@ -29,6 +29,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from icml26_shared.state import reading
+
 from ._codec import decode
 from ._layers import BitHead, NumberEmbedding, bit_loss
 from ._schemes import NUM_TOKEN, format_number
@@ -365,12 +367,25 @@ class BitTokensForCausalLM(nn.Module):
         """Load what :meth:`save_pretrained` wrote (local files only, nothing is downloaded)."""
         transformers = _require_transformers()
         p = Path(path)
-        cfg = json.loads((p / "bittokens.json").read_text())
-        lm = transformers.AutoModelForCausalLM.from_pretrained(
-            p / "lm", local_files_only=True, **model_kwargs
-        )
+        if not p.is_dir():
+            raise FileNotFoundError(f"{p}: no such folder (from_pretrained reads a local folder)")
+        what = "a bittokens save_pretrained folder"
+        with reading(p / "bittokens.json", f"the BitTokens options of {what}"):
+            cfg = json.loads((p / "bittokens.json").read_text())
+            if not isinstance(cfg, dict) or "num_token_id" not in cfg:
+                raise ValueError("it holds no num_token_id")
+        with reading(p / "lm", f"the transformers model of {what}"):
+            try:
+                lm = transformers.AutoModelForCausalLM.from_pretrained(
+                    p / "lm", local_files_only=True, **model_kwargs
+                )
+            except Exception as exc:  # safetensors' own error is not an OSError
+                if type(exc).__name__ == "SafetensorError":
+                    raise ValueError(str(exc)) from exc
+                raise
         num_id = cfg.pop("num_token_id")
         obj = cls(lm, num_id, **cfg)
-        state = torch.load(p / "bittokens.pt", weights_only=True)
-        obj.bit_head.load_state_dict(state["bit_head"])
+        with reading(p / "bittokens.pt", f"the bit head of {what}"):
+            state = torch.load(p / "bittokens.pt", weights_only=True)
+            obj.bit_head.load_state_dict(state["bit_head"])
         return obj

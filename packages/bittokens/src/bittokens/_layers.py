@@ -32,7 +32,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_choice
+from icml26_shared.checks import check_choice, check_in_interval, check_positive_int
 
 from ._codec import PRECISIONS, encode, encode_pm1
 
@@ -135,6 +135,9 @@ class BitHead(nn.Module):
         super().__init__()
         self.precision = check_choice(precision, "precision", PRECISIONS)
         width = PRECISIONS[precision][0]
+        d = check_positive_int(d, "d")
+        if hidden is not None:
+            hidden = check_positive_int(hidden, "hidden")
         if hidden is None:
             self.net: nn.Module = nn.Linear(d, width)
         else:
@@ -152,6 +155,8 @@ def bit_weights(
 
     ``slope > 0`` puts the larger weights on the low (late) bits, ``slope < 0`` on the high bits.
     """
+    n = check_positive_int(n, "n")
+    slope = check_in_interval(slope, "slope", -math.inf, math.inf)  # finite
     k = torch.arange(n, dtype=torch.float64, device=device) / max(n - 1, 1)
     if slope < 0:
         k = k.flip(0)

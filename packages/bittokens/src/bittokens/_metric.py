@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from icml26_shared.checks import check_finite_array, check_positive_int
+
 from ._codec import encode
 
 __all__ = ["exact_match", "field_accuracy", "log_smape", "normalised_accuracy", "smape"]
@@ -30,11 +32,27 @@ _EPS = 1e-100
 
 
 def _pair(y: ArrayLike, y_hat: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    a = np.asarray(y, dtype=np.float64)
-    b = np.asarray(y_hat, dtype=np.float64)
+    """Targets (finite or +-inf, never NaN or text) and predictions (any float, never text)."""
+    a = check_finite_array(y, "y", allow_inf=True, allow_empty=True)
+    b = _predictions(y_hat)
     if a.shape != b.shape:
         raise ValueError(f"y_hat must have the shape of y {a.shape}, got {b.shape}")
+    if a.size == 0:
+        raise ValueError(f"y must hold at least one number, got shape {a.shape}")
     return a, b
+
+
+def _predictions(y_hat: ArrayLike) -> NDArray[np.float64]:
+    """``y_hat`` as floats; NaN is allowed (a missing or malformed prediction scores 0)."""
+    raw = np.asarray(y_hat)
+    if raw.dtype.kind in "USV" or (
+        raw.dtype == object and any(isinstance(v, str | bytes) for v in raw.ravel())
+    ):
+        raise TypeError(f"y_hat must be numeric, got text (dtype {raw.dtype})")
+    try:
+        return np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"y_hat must be a numeric array, got {type(y_hat).__name__}") from None
 
 
 def smape(y: ArrayLike, y_hat: ArrayLike) -> NDArray[np.float64]:
@@ -77,8 +95,15 @@ def exact_match(y: ArrayLike, y_hat: ArrayLike) -> float:
 
 def normalised_accuracy(y: ArrayLike, y_hat: ArrayLike, n_classes: int = 5) -> float:
     """Accuracy rescaled so chance is 0 and perfect is 1: ``(acc - 1/K) / (1 - 1/K)``."""
+    k = check_positive_int(n_classes, "n_classes", minimum=2)
+    labels = check_finite_array(y, "y", allow_empty=True)
+    if labels.size and ((labels < 0).any() or (labels >= k).any() or (labels % 1 != 0).any()):
+        raise ValueError(
+            f"y must hold class labels 0..{k - 1} (n_classes={k}), got values in "
+            f"[{labels.min()}, {labels.max()}]"
+        )
     acc = exact_match(y, y_hat)
-    chance = 1.0 / n_classes
+    chance = 1.0 / k
     return (acc - chance) / (1.0 - chance)
 
 

@@ -242,6 +242,7 @@ def run_cell(
         curriculum=curriculum,
         eval_fn=on_eval,
         eval_every=every,
+        progress=False,
     )
     start = time.perf_counter()
     scores = _evaluate(model, test)

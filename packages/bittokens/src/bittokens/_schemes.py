@@ -24,6 +24,8 @@ import re
 import torch
 from torch import nn
 
+from icml26_shared.checks import check_in_interval, check_positive
+
 from ._codec import decode
 from ._layers import BitHead, NumberEmbedding, bit_loss
 
@@ -51,7 +53,10 @@ def format_number(x: float) -> str:
 
 
 def parse_number(text: str) -> float:
-    """Parse a number written by :func:`format_number` (NaN when it is malformed)."""
+    """Parse a number written by :func:`format_number` (NaN when it is malformed, so that a
+    model's garbled output scores as a missing answer; text that is not a ``str`` raises)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     return float(text) if _NUMBER_RE.match(text) else math.nan
 
 
@@ -126,8 +131,8 @@ class BitTokens(NumberScheme):
         super().__init__(d)
         self.embedding = NumberEmbedding(d, combine, precision, reciprocal)
         self.head = BitHead(d, head_hidden, precision)
-        self.loss_weight = float(loss_weight)
-        self.slope = float(slope)
+        self.loss_weight = check_positive(loss_weight, "loss_weight", strict=False)
+        self.slope = check_in_interval(slope, "slope", -math.inf, math.inf)  # finite
         self.precision = precision
 
     def embed(self, emb: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

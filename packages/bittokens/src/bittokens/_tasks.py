@@ -37,7 +37,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive_int,
+    int_from_seed,
+    rng_from_seed,
+)
 
 from ._metric import log_smape, normalised_accuracy
 
@@ -120,8 +126,31 @@ def significant_bits(x: NDArray[np.float64]) -> NDArray[np.int64]:
     return np.where(full == 0, 0, top - low + 1).astype(np.int64)
 
 
+#: the decimal exponents a float64 holds with room for 15 digits and the tasks' results
+EXP_LIMIT = 290
+
+
+def _check_exp_range(exp_range: Any) -> tuple[int, int]:
+    try:
+        lo, hi = exp_range
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"exp_range must be a pair (low, high) of integers, got {exp_range!r}"
+        ) from None
+    for v in (lo, hi):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            raise TypeError(f"exp_range must be a pair (low, high) of integers, got {exp_range!r}")
+    if lo > hi:
+        raise ValueError(f"exp_range must be (low, high) with low <= high, got {exp_range}")
+    if lo < -EXP_LIMIT or hi > EXP_LIMIT:
+        raise ValueError(
+            f"exp_range must lie within [-{EXP_LIMIT}, {EXP_LIMIT}] (float64 range), got {exp_range}"
+        )
+    return int(lo), int(hi)
+
+
 def sample_numbers(
-    rng: np.random.Generator,
+    rng: SeedLike,
     size: int | tuple[int, ...],
     *,
     max_digits: int = 4,
@@ -132,7 +161,7 @@ def sample_numbers(
     """Draw signed numbers decimal-uniformly (or binary-uniformly) over ``exp_range``.
 
     Args:
-        rng: numpy generator.
+        rng: numpy generator (or a seed, see :func:`icml26_shared.checks.check_seed`).
         size: output shape.
         max_digits: most significant digits (decimal sampling), 1..15.
         exp_range: inclusive range of decimal exponents ``e`` with ``10^e <= |x| < 10^(e+1)``.
@@ -144,6 +173,7 @@ def sample_numbers(
     Returns:
         float64 array of ``size``.
     """
+    rng = rng_from_seed(rng, "rng")
     check_choice(sampling, "sampling", SAMPLINGS)
     check_positive_int(max_digits, "max_digits")
     if max_digits > 15:
@@ -153,9 +183,7 @@ def sample_numbers(
     check_positive_int(max_bits, "max_bits")
     if max_bits > 53:
         raise ValueError(f"max_bits must be <= 53, got {max_bits}")
-    lo, hi = exp_range
-    if lo > hi:
-        raise ValueError(f"exp_range must be (low, high) with low <= high, got {exp_range}")
+    lo, hi = _check_exp_range(exp_range)
     sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
     if sampling in ("binary", "binary_uniform"):
         e2 = np.floor(rng.uniform(lo * np.log2(10), (hi + 1) * np.log2(10), size))
@@ -202,6 +230,7 @@ def _draw(
     rows: list[NDArray[np.float64]] = []
     have = 0
     lo, hi = kw["exp_range"]
+    empty = 0
     while have < n:
         m = max(16, 2 * (n - have) * (5 if split == "test" else 2))
         x = sample_numbers(rng, (m, k), **kw)
@@ -212,6 +241,12 @@ def _draw(
             keep &= (r == 0) | ((r >= 10.0**lo) & (r < 10.0 ** (hi + 1)))
         rows.append(x[keep])
         have += int(keep.sum())
+        empty = empty + 1 if not keep.any() else 0
+        if empty >= 50:
+            raise ValueError(
+                f"exp_range {kw['exp_range']} gives no example whose result lies in the range "
+                "too (e.g. products overflow it): choose a wider or smaller range"
+            )
     return np.concatenate(rows)[:n]
 
 
@@ -228,7 +263,7 @@ def make_task(
     name: str,
     n: int,
     *,
-    seed: int = 0,
+    seed: SeedLike = 0,
     split: str = "train",
     max_digits: int = 4,
     exp_range: tuple[int, int] = (-3, 3),
@@ -242,7 +277,8 @@ def make_task(
             ``"interval"`` (x and 4 sorted bounds -> class 0-4, the count of bounds <= x) or
             ``"sorting"`` (3-6 numbers, ascending or descending).
         n: number of examples.
-        seed: generator seed.
+        seed: generator seed: an integer (the same task every time), a
+            ``numpy.random.Generator`` (one draw from it) or ``None`` (fresh entropy).
         split: ``"train"`` or ``"test"`` (disjoint inputs by construction).
         max_digits: most significant digits of each input number.
         exp_range: decimal exponent range of the inputs.
@@ -258,6 +294,8 @@ def make_task(
     check_choice(name, "name", TASKS)
     check_choice(split, "split", ("train", "test"))
     check_positive_int(n, "n")
+    seed = int_from_seed(seed, "seed", bits=63)
+    _check_exp_range(exp_range)
     rng = np.random.default_rng([seed, list(TASKS).index(name)])
     kw = {"max_digits": max_digits, "exp_range": exp_range, "sampling": sampling}
     if max_bits is not None:
@@ -321,6 +359,10 @@ def score(task: Task, predictions: list[list[Item]]) -> float:
     log-sMAPE for Add/Mult/Div (a missing number counts as NaN, score 0), exact match of the
     whole answer for MinMax/Sorting, normalised accuracy ``(acc - 0.2)/0.8`` for Interval.
     """
+    if not isinstance(predictions, list | tuple):
+        raise TypeError(
+            f"predictions must be a list of predicted answers, got {type(predictions).__name__}"
+        )
     if len(predictions) != len(task):
         raise ValueError(f"predictions must have {len(task)} entries, got {len(predictions)}")
     if task.metric == "log_smape":

@@ -37,7 +37,14 @@ import numpy as np
 import torch
 from torch.utils.data import DistributedSampler
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+)
+from icml26_shared.experiment import progress as _progress
 
 from ._model import Batch, TinyGPT
 from ._optim import AdamW, MuonWithAdam, make_optimizer
@@ -121,6 +128,7 @@ def _train_loop(
     curriculum: np.ndarray | None,
     eval_fn: Callable[[TinyGPT, int], float] | None,
     eval_every: int,
+    progress: bool | None = False,
 ) -> tuple[list[float], list[tuple[int, float]]]:
     ddp = None
     if world_size > 1:
@@ -136,7 +144,7 @@ def _train_loop(
     else:
         batches = _curriculum_batches(curriculum, steps, batch_size, world_size, rank, seed)
     model.train()
-    for step in range(steps):
+    for step in _progress(range(steps), enabled=progress, desc="fit"):
         opt.scale(_lr_factor(step, steps))
         b = data[next(batches)]
         width = int(b.attn.sum(1).max())  # right padding: drop the columns no row uses
@@ -195,12 +203,13 @@ def fit(
     lr: float | None = None,
     weight_decay: float | None = None,
     clip: float | None = None,
-    seed: int = 0,
+    seed: SeedLike = 0,
     world_size: int = 1,
     curriculum: Any = None,
     eval_fn: Callable[[TinyGPT, int], float] | None = None,
     eval_every: int = 50,
     start_method: str | None = None,
+    progress: bool | None = None,
 ) -> FitResult:
     """Train ``model`` on ``task`` (Muon with the paper's parameter groups, or AdamW).
 
@@ -216,7 +225,8 @@ def fit(
         weight_decay: default 0 for ``"muon"`` (applied to the embeddings only, as in the
             paper), 0.01 for ``"adamw"``.
         clip: gradient-norm clip, 0 disables; default 0 for ``"muon"``, 1 for ``"adamw"``.
-        seed: sampler seed (the model's initial weights are the caller's).
+        seed: sampler seed: an integer, a ``numpy.random.Generator`` (one draw from it) or
+            ``None`` (fresh entropy); the model's initial weights are the caller's.
         curriculum: optional per-example difficulties (e.g. ``task.meta["difficulty"]``, the
             operands' significant bits of binary-uniform tasks); training then draws from a
             rising difficulty frontier (module docstring).
@@ -227,6 +237,9 @@ def fit(
         eval_every: evaluation period.
         start_method: how DDP workers start: ``"fork"`` (default on Linux, no re-import) or
             ``"spawn"``.
+        progress: a progress bar over the steps; ``None`` (default) shows one on a terminal
+            and one line when training starts and ends when stderr is piped; ``False`` is
+            silent (single process only; DDP workers stay silent).
 
     Returns:
         :class:`FitResult`.
@@ -237,12 +250,26 @@ def fit(
     check_positive_int(batch_size, "batch_size")
     check_positive_int(world_size, "world_size")
     check_choice(optimizer, "optimizer", tuple(OPTIMIZERS))
+    check_positive_int(eval_every, "eval_every")
+    seed = int_from_seed(seed, "seed", bits=63)
+    if start_method is not None:
+        check_choice(start_method, "start_method", ("fork", "spawn", "forkserver"))
+    if eval_fn is not None and not callable(eval_fn):
+        raise TypeError(f"eval_fn must be callable or None, got {type(eval_fn).__name__}")
+    if eval_fn is not None and world_size > 1:
+        raise ValueError("eval_fn runs in a single process only: pass world_size=1 or no eval_fn")
     lr = OPTIMIZERS[optimizer] if lr is None else lr
     check_positive(lr, "lr")
     if weight_decay is None:
         weight_decay = 0.0 if optimizer == "muon" else 0.01
     if clip is None:
         clip = 0.0 if optimizer == "muon" else 1.0
+    weight_decay = check_positive(weight_decay, "weight_decay", strict=False)
+    clip = check_positive(clip, "clip", strict=False)
+    if not isinstance(model, TinyGPT):
+        raise TypeError(f"model must be a TinyGPT, got {type(model).__name__}")
+    if not isinstance(task, Task | Batch):
+        raise TypeError(f"task must be a bittokens.data.Task or a Batch, got {type(task).__name__}")
     data = task if isinstance(task, Batch) else model.tokenize(task)
     if curriculum is not None:
         curriculum = np.asarray(curriculum, dtype=np.float64)
@@ -270,7 +297,14 @@ def fit(
     start = time.perf_counter()
     if world_size == 1:
         losses, curve = _train_loop(
-            model, data, world_size=1, rank=0, eval_fn=eval_fn, eval_every=eval_every, **kwargs
+            model,
+            data,
+            world_size=1,
+            rank=0,
+            eval_fn=eval_fn,
+            eval_every=eval_every,
+            progress=progress,
+            **kwargs,
         )
         return FitResult(model, losses, curve, time.perf_counter() - start)
     import torch.multiprocessing as mp
