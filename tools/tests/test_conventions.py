@@ -165,3 +165,14 @@ def test_benchmarks_use_the_shared_timing_helper(dist):
 def test_ci_checks_formatting():
     assert "ruff format --check ." in (ROOT / ".ci" / "run").read_text()
     assert "ruff format --check ." in (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+
+
+def test_ci_runs_the_wheel_checks_after_the_default_suite():
+    run = (ROOT / ".ci" / "run").read_text()
+    assert run.index("\nuv run pytest\n") < run.index("\nuv run pytest -m wheels")
+    assert (
+        "not wheels"
+        in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"][
+            "addopts"
+        ][-1]
+    )
