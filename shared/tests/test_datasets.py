@@ -82,3 +82,11 @@ def test_nbody_is_deterministic_and_conserves_momentum():
 def test_shipped_data_loaders():
     X, y = datasets.load_digits()
     assert X.shape == (1797, 64) and set(np.unique(y)) == set(range(10))
+
+
+@pytest.mark.parametrize("seed", ["0", -3, 1.5])
+def test_generators_follow_the_seed_rule(seed):
+    with pytest.raises((TypeError, ValueError), match="seed must be"):
+        datasets.score_stream("stationary", 100, seed=seed)
+    a = datasets.score_stream("stationary", 50, seed=np.int64(4)).scores
+    assert np.array_equal(a, datasets.score_stream("stationary", 50, seed=4).scores)

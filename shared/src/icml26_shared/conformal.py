@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .checks import check_finite_array, check_probability_rows
+from .checks import check_finite_array, check_probability_rows, rng_from_seed
 
 __all__ = ["aps_scores", "conformal_rank", "lac_scores", "split_quantile"]
 
@@ -205,7 +205,7 @@ def aps_scores(
     sorted_p = np.take_along_axis(p, order, axis=1)
     cum = np.cumsum(sorted_p, axis=1)
     if randomized:
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        gen = rng_from_seed(rng, "rng")
         cum = cum - gen.random((p.shape[0], 1)) * sorted_p
     scores = np.empty_like(p)
     np.put_along_axis(scores, order, cum, axis=1)

@@ -1,6 +1,6 @@
 """Seeded data generators used by several packages, and loaders for data shipped on PyPI.
 
-Every generator takes ``seed`` (an int or a ``numpy.random.Generator``) and is deterministic given
+Every generator takes ``seed`` (the seed rule of :func:`icml26_shared.checks.check_seed`) and is deterministic given
 it. Nothing here downloads: the real-data loaders read files that ship inside PyPI packages
 (scikit-learn's digits) and need the ``data`` extra: ``pip install icml26-shared[data]``.
 
@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .checks import check_choice, check_in_interval, check_positive, check_positive_int
+from .checks import (
+    SeedLike,
+    check_choice,
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    rng_from_seed,
+)
 
 __all__ = [
     "SCORE_STREAM_KINDS",
@@ -42,8 +49,8 @@ SCORE_STREAM_KINDS = (
 )
 
 
-def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+def _rng(seed: SeedLike) -> np.random.Generator:
+    return rng_from_seed(seed)
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ def score_stream(
     *,
     n_streams: int | None = None,
     scale: float = 1.0,
-    seed: int | np.random.Generator | None = 0,
+    seed: SeedLike = 0,
 ) -> ScoreStream:
     """Generate a score stream s_t = scale · σ_t · |ε_t| for online conformal prediction.
 
@@ -155,7 +162,7 @@ def dirichlet_classifier(
     concentration: float = 0.3,
     ai_noise: float = 0.5,
     human_noise: float | None = 1.5,
-    seed: int | np.random.Generator | None = 0,
+    seed: SeedLike = 0,
 ) -> ClassifierSample:
     """Synthetic classifier: p ~ Dirichlet(c·1_K), y ~ Categorical(p), and noisy views of p.
 
@@ -190,7 +197,7 @@ def _regression_scores(
     shock_prob: float = 0.0,
     shock_scale: float = 10.0,
     df: float = 3.0,
-    seed: int | np.random.Generator | None = 0,
+    seed: SeedLike = 0,
 ) -> NDArray[np.float64]:
     """Non-negative regression scores (e.g. |residuals|) from a named law, optionally shifted,
     scaled and contaminated.
@@ -228,7 +235,7 @@ def nbody_trajectories(
     steps_per_frame: int = 100,
     initial_speed: float = 0.5,
     interaction_strength: float = 1.0,
-    seed: int | np.random.Generator | None = 0,
+    seed: SeedLike = 0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Charged N-body trajectories in 3-D with the NRI/EGNN constants.
 
