@@ -125,3 +125,14 @@ def test_progress_none_writes_a_line_per_stage_when_piped(capsys):
     say("quiet", enabled=False)
     assert capsys.readouterr().err == ""
     assert progress_enabled(None) is False and progress_enabled(True) is True
+
+
+def test_a_stamped_result_records_its_commit_and_cpu():
+    from icml26_shared.experiment import ExperimentResult
+
+    r = ExperimentResult("p", "t")
+    r.stamp(1.5, quick=True)
+    assert r.cpu and r.date and r.machine
+    assert r.commit == "" or len(r.commit.split("+")[0]) == 12  # a checkout, or an installed wheel
+    back = ExperimentResult.from_json(r.to_json())
+    assert (back.commit, back.cpu, back.quick) == (r.commit, r.cpu, True)

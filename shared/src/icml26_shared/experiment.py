@@ -25,6 +25,7 @@ import datetime as _dt
 import importlib
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -186,6 +187,10 @@ class ExperimentResult:
     #: when and where the run happened (set by :meth:`Experiment.run`)
     date: str = ""
     machine: str = ""
+    #: the source commit (``git describe``-style short hash, ``+dirty`` when the tree differed)
+    #: and the CPU's vector capability (what :func:`cpu_capability` reads)
+    commit: str = ""
+    cpu: str = ""
 
     def stamp(self, seconds: float, quick: bool) -> None:
         """Record how the run went: its ``seconds``, its mode, the UTC date and this machine
@@ -195,6 +200,8 @@ class ExperimentResult:
         self.quick = bool(quick)
         self.date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         self.machine = machine_description()
+        self.commit = source_commit()
+        self.cpu = cpu_capability()
 
     @property
     def passed(self) -> bool:
@@ -240,6 +247,8 @@ class ExperimentResult:
             "quick": self.quick,
             "date": self.date,
             "machine": self.machine,
+            "commit": self.commit,
+            "cpu": self.cpu,
             "passed": self.passed,
             "checks": self.checks,
             "notes": self.notes,
@@ -264,6 +273,8 @@ class ExperimentResult:
             quick=bool(data.get("quick", False)),
             date=str(data.get("date") or ""),
             machine=str(data.get("machine") or ""),
+            commit=str(data.get("commit") or ""),
+            cpu=str(data.get("cpu") or ""),
         )
 
 
@@ -376,6 +387,56 @@ def machine_description() -> str:
         except Exception:  # pragma: no cover - very old torch
             cap = ""
     return f"{n} cores, {proc}{cap}, {platform.system()}"
+
+
+def cpu_capability() -> str:
+    """The vector instructions this CPU offers (``"AVX512 + native bf16"``, ``"AVX2"``, ...),
+    capped by ``ATEN_CPU_CAPABILITY`` where it is set (how runs emulate an AVX2 machine)."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        return ""
+    level = "AVX512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""
+    if not level and flags:
+        level = "NEON" if {"asimd", "neon"} & flags else "baseline"
+    forced = os.environ.get("ATEN_CPU_CAPABILITY", "").upper()
+    if forced in ("AVX2", "DEFAULT") and level == "AVX512":
+        return f"{forced} (forced on AVX512)"
+    bf16 = {"avx512_bf16", "amx_bf16", "bf16"} & flags
+    return f"{level} + native bf16" if bf16 else level
+
+
+def source_commit() -> str:
+    """The short hash of the git commit the packages run from, ``+dirty`` when the working
+    tree differs from it; empty outside a git checkout (an installed wheel)."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if head.returncode != 0:
+            return ""
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 @dataclass(frozen=True)
