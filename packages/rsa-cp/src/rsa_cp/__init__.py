@@ -7,6 +7,10 @@ transport. The score-level core is :func:`rsa_threshold`; :class:`RSAConformalRe
 :class:`RSAConformalClassifier` wrap scikit-learn models MAPIE-style (``confidence_level``,
 ``fit`` / ``conformalize`` / ``predict_interval`` / ``predict_set``). The peers live in
 :mod:`rsa_cp.baselines`, the score pools and data in :mod:`rsa_cp.data`.
+
+Start with :func:`rsa_threshold` ``(cal_scores, ref_scores, alpha)`` on your calibration and
+reference scores, or with :class:`RSAConformalRegressor` ``.fit`` / ``.conformalize`` /
+``.predict_interval`` around a scikit-learn model.
 """
 
 import importlib as _importlib

@@ -9,7 +9,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice, check_in_interval, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    rng_from_seed,
+)
 
 __all__ = ["SCORE_LAWS", "load_diabetes", "regression_scores"]
 
@@ -25,7 +32,7 @@ def regression_scores(
     shock_prob: float = 0.0,
     shock_scale: float = 10.0,
     df: float = 3.0,
-    seed: int | np.random.Generator | None = 0,
+    seed: SeedLike = 0,
 ) -> NDArray[np.float64]:
     """Non-negative regression scores (e.g. ``|residuals|``) from a named law, optionally
     shifted, scaled and contaminated.
@@ -42,7 +49,7 @@ def regression_scores(
     n = check_positive_int(n, "n")
     scale = check_positive(scale, "scale")
     check_in_interval(shock_prob, "shock_prob", 0, 1, closed=(True, True))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     if law == "lognormal":
         s = rng.lognormal(0.0, 1.0, n)
     elif law == "student_t":

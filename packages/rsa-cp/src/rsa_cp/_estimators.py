@@ -27,7 +27,7 @@ from icml26_shared.checks import (
     check_same_length,
 )
 
-from ._rsa import GUARANTEES, RSAThreshold, rsa_threshold, split_threshold
+from ._rsa import GUARANTEES, RSAThreshold, _not_text, rsa_threshold, split_threshold
 
 __all__ = ["METHODS", "RSAConformalClassifier", "RSAConformalRegressor"]
 
@@ -63,6 +63,10 @@ class _Base:
         prefit: bool,
     ) -> None:
         self.estimator = estimator
+        _not_text(confidence_level, "confidence_level")
+        _not_text(window, "window")
+        if not isinstance(prefit, bool | np.bool_):
+            raise TypeError(f"prefit must be True or False, got {prefit!r}")
         self.confidence_level = check_in_interval(confidence_level, "confidence_level", 0, 1)
         self.window = check_in_interval(window, "window", 0, 1)
         self.method = check_choice(method, "method", METHODS)

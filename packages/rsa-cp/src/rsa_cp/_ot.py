@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_finite_array
+from icml26_shared.checks import check_finite_array, check_positive_int
 
 __all__ = ["AlignmentMap", "ot_alignment", "wasserstein_distance"]
 
@@ -122,8 +122,7 @@ def wasserstein_distance(a: ArrayLike, b: ArrayLike, p: int = 1) -> float:
     """
     x = np.sort(check_finite_array(a, "a", ndim=1))
     y = np.sort(check_finite_array(b, "b", ndim=1))
-    if p < 1:
-        raise ValueError(f"p must be an integer >= 1, got {p}")
+    p = check_positive_int(p, "p")
     grid = np.union1d(np.arange(1, x.size + 1) / x.size, np.arange(1, y.size + 1) / y.size)
     widths = np.diff(np.concatenate([[0.0], grid]))
     mids = grid - widths / 2

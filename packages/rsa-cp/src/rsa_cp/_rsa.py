@@ -49,7 +49,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
+from icml26_shared.checks import (
+    SeedLike,
+    check_alpha,
+    check_choice,
+    check_finite_array,
+    check_in_interval,
+    rng_from_seed,
+)
 from icml26_shared.conformal import conformal_rank, split_quantile
 
 from ._bounds import beta_binomial_window
@@ -155,6 +162,30 @@ def _check_scores(cal_scores: ArrayLike, ref_scores: ArrayLike) -> tuple[NDArray
     return s, r
 
 
+def _not_text(value: object, name: str) -> None:
+    """Refuse a number given as text (``float("0.4")`` would silently parse it)."""
+    if isinstance(value, str | bytes | bool | np.bool_):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+
+
+def _warn_tied_infinite(s: NDArray[np.float64], alpha: float) -> None:
+    """Warn when tied calibration scores make the threshold ``+inf`` where split conformal is
+    finite: the alignment collapses tied scores onto one knot, so every score above the top tie
+    is included (the coverage bound assumes continuous scores)."""
+    n_distinct = np.unique(s).size
+    split = split_quantile(s, alpha)
+    if n_distinct < s.size and np.isfinite(split):
+        warnings.warn(
+            f"cal_scores has only {n_distinct} distinct values among {s.size} (ties): the "
+            "alignment maps tied scores to one point and the RSA threshold is +inf (full "
+            f"intervals / label sets), while split conformal gives {split:.6g}. RSA-CP's "
+            "guarantee assumes continuous scores: break the ties (e.g. a tiny random jitter) "
+            "or use guarantee='marginal', which falls back to split conformal here",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _largest_included(
     z_sorted: NDArray[np.float64], q: NDArray[np.float64], aligned: bool
 ) -> float:
@@ -224,8 +255,12 @@ def rsa_threshold(
         >>> bool(np.isfinite(rule.threshold)), round(rule.coverage_lower, 4)
         (True, 0.9048)
     """
+    _not_text(alpha, "alpha")
+    _not_text(window, "window")
     alpha = check_alpha(alpha)
     window = check_in_interval(window, "window", 0, 1)
+    if not isinstance(align, bool | np.bool_):
+        raise TypeError(f"align must be True or False, got {align!r}")
     check_choice(guarantee, "guarantee", GUARANTEES)
     if guarantee == "marginal" and not align:
         raise ValueError("guarantee='marginal' needs align=True (the bound is proven for RSA-CP)")
@@ -255,6 +290,8 @@ def rsa_threshold(
         t = tmap.inverse_upper(z_star) if np.isfinite(z_star) else z_star
     else:
         t = z_star
+    if np.isposinf(t) and not fell_back:
+        _warn_tied_infinite(s, alpha)
     if align:
         lower = min(rank, m + 1) / (m + 1)
         upper = 1.0 if rank >= m else (rank + 1) / (m + 1)
@@ -331,7 +368,7 @@ def split_threshold(cal_scores: ArrayLike, alpha: float = 0.1) -> float:
 def randomized_split_threshold(
     cal_scores: ArrayLike,
     alpha: float = 0.1,
-    seed: int | np.random.Generator | None = None,
+    seed: SeedLike = None,
 ) -> float:
     """Randomised split conformal with coverage exactly ``1 - alpha`` (continuous scores).
 
@@ -341,7 +378,7 @@ def randomized_split_threshold(
     """
     alpha = check_alpha(alpha)
     s = np.sort(check_finite_array(cal_scores, "cal_scores", ndim=1))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     x = (1 - alpha) * (s.size + 1)
     j = int(np.floor(x + 1e-12))
     f = max(0.0, x - j)
