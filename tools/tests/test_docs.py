@@ -30,7 +30,13 @@ def test_every_package_gets_a_page_whose_results_match_its_result_json(tmp_path)
         for t in result.tables:  # every table, cell for cell, as the result.json holds it
             assert t.to_markdown() in page
         n_ok = sum(result.checks.values())
-        assert f"{n_ok}/{len(result.checks)} checks pass" in index
+        assert f"{n_ok}/{len(result.checks)} checks, {result.date.split()[0]}" in index
+    # the home page's table is the README's, with the site's links
+    readme = (ROOT / "README.md").read_text()
+    rows = [r for r in readme.splitlines() if r.startswith("| [")]
+    for row in rows:
+        site_row = re.sub(r"\]\(packages/([^/]+)/README\.md\)", r"](packages/\1.md)", row)
+        assert site_row in index, site_row
 
 
 def test_readme_headings_move_down_but_code_comments_stay(tmp_path):

@@ -6,7 +6,14 @@ from pathlib import Path
 
 from icml26_shared import experiment as ex
 from icml26_tools import cli
-from icml26_tools.readme import END, START, first_line, method_packages, update_readme
+from icml26_tools.readme import (
+    END,
+    START,
+    first_line,
+    method_packages,
+    render_table,
+    update_readme,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,18 +42,23 @@ def _fake_repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_report_readme_rewrites_first_line_and_table_from_results(tmp_path, monkeypatch):
+def test_report_readme_rewrites_first_line_and_table_from_the_records(tmp_path, monkeypatch):
     repo = _fake_repo(tmp_path)
-    reports = repo / "reports"
-    r = ex.ExperimentResult(
+    docs = repo / "packages" / "alpha-cp" / "docs"
+    docs.mkdir()
+    quick = ex.ExperimentResult(
         "alpha-cp",
         "t",
         checks={"a": True, "b": False},
         headline="coverage 0.9 | width 2",
         quick=True,
+        date="2026-12-07 10:00 UTC",
     )
-    (reports / "alpha-cp").mkdir(parents=True)
-    (reports / "alpha-cp" / "result.json").write_text(r.to_json())
+    full = ex.ExperimentResult(
+        "alpha-cp", "t", checks={"a": True}, headline="older", date="2026-12-01 09:00 UTC"
+    )
+    (docs / "quick_result.json").write_text(quick.to_json())
+    (docs / "full_result.json").write_text(full.to_json())
     monkeypatch.chdir(repo)
     assert cli.main(["report", "--out", "reports", "--readme"]) == 0
     text = (repo / "README.md").read_text()
@@ -55,17 +67,18 @@ def test_report_readme_rewrites_first_line_and_table_from_results(tmp_path, monk
     )
     assert "intro stays" in text and "tail stays" in text and "| old | table |" not in text
     assert (
-        "| [alpha-cp](packages/alpha-cp/README.md) | `alpha_cp` | first method | quick run: 1/2 checks pass | coverage 0.9 \\| width 2 |"
+        "| [alpha-cp](packages/alpha-cp/README.md) | `alpha_cp` | first method | "
+        "1/2 checks, 2026-12-07 | 1/1 checks, 2026-12-01 | coverage 0.9 \\| width 2 (quick run) |"
         in text
     )
     assert (
-        "| [beta-net](packages/beta-net/README.md) | `beta_net` | second \\| method | not run here | – |"
+        "| [beta-net](packages/beta-net/README.md) | `beta_net` | second \\| method | – | – | – |"
         in text
     )
     # a new package folder changes the count on the next run: nothing is hard-coded
     (repo / "packages" / "gamma").mkdir()
     (repo / "packages" / "gamma" / "pyproject.toml").write_text('[project]\nname = "gamma"\n')
-    update_readme(repo / "README.md", repo, reports)
+    update_readme(repo / "README.md", repo)
     assert (repo / "README.md").read_text().startswith("# icml26: 3 ICML 2026 methods")
 
 
@@ -75,7 +88,7 @@ def test_missing_markers_raise(tmp_path):
     repo = _fake_repo(tmp_path)
     (repo / "README.md").write_text("# icml26\n")
     with pytest.raises(ValueError, match="must contain the markers"):
-        update_readme(repo / "README.md", repo, repo / "reports")
+        update_readme(repo / "README.md", repo)
 
 
 def test_the_repository_readme_is_generated():
@@ -90,3 +103,10 @@ def test_the_repository_readme_is_generated():
     table = text[text.index(START) : text.index(END)]
     rows = [line for line in table.splitlines() if re.match(r"^\| \[", line)]
     assert len(rows) == n
+
+
+def test_the_committed_table_is_what_the_generator_writes_from_the_records():
+    """No hand-written row: `uv run icml26 report --readme` (or `reproduce --record`) writes it."""
+    text = (ROOT / "README.md").read_text()
+    committed = text[text.index(START) + len(START) : text.index(END)].strip()
+    assert committed == render_table(ROOT), "run `uv run icml26 report --readme`"

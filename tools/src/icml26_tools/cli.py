@@ -5,7 +5,7 @@ registers its :class:`icml26_shared.experiment.Experiment` there, so adding a pa
 edit here.
 
     icml26 list
-    icml26 reproduce [PKG ...] [--quick] [--out reports] [--jobs N] [--timeout S]
+    icml26 reproduce [PKG ...] [--quick] [--record] [--out reports] [--jobs N] [--timeout S]
     icml26 bench [PKG ...] [--quick] [--out reports]
     icml26 report [--out reports] [--readme [README.md]] [--docs [--record]]
 
@@ -147,7 +147,28 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         results, errors = _reproduce_serial(selected, args, out)
     else:
         results, errors = _reproduce_parallel(list(selected), args, out, jobs)
-    return _finish(out, results, errors, time.perf_counter() - t0)
+    code = _finish(out, results, errors, time.perf_counter() - t0)
+    if args.record:
+        record(out)
+    return code
+
+
+def record(out: Path) -> None:
+    """Record the runs of ``out`` as the packages' ``docs/<mode>_result.json`` (where newer),
+    then regenerate everything generated from the records: the site's pages, each package
+    README's results block and the repository README's table."""
+    root = find_repo_root()
+    if root is None:
+        raise SystemExit("icml26 reproduce --record: run it inside the icml26 repository")
+    from .docs import generate, record_results, update_package_readmes
+
+    for path in record_results(root, out):
+        print(f"recorded {path.relative_to(root)}")
+    generate(root)
+    for path in update_package_readmes(root):
+        print(f"results block rewritten in {path.relative_to(root)}")
+    update_readme(root / "README.md", root)
+    print("README.md: package table rewritten from the records")
 
 
 def _reproduce_serial(
@@ -253,7 +274,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.readme is not None:
         readme = Path(args.readme)
         root = find_repo_root(readme.resolve().parent) or readme.resolve().parent
-        text = update_readme(readme, root, Path(args.out))
+        text = update_readme(readme, root)
         print(f"{readme}: {text.partition(chr(10))[0]!r}; package table rewritten")
     return 0
 
@@ -271,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="reduced sizes (minutes on 2 cores)")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
     p.add_argument("--no-progress", action="store_true", help="hide the packages' progress bars")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="record each run as packages/<pkg>/docs/<mode>_result.json (where newer) and "
+        "regenerate the README table, the package READMEs' results blocks and the site's pages",
+    )
     p.add_argument(
         "--jobs",
         "-j",

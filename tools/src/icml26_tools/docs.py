@@ -261,33 +261,25 @@ def package_page(doc: PackageDoc) -> str:
     return "\n".join(parts)
 
 
-def index_page(docs: list[PackageDoc]) -> str:
+def index_page(root: Path) -> str:
+    """The site's home page: the same package table as the repository README
+    (:func:`icml26_tools.readme.render_table`), linked to the site's package pages."""
+    from .readme import render_table
+
+    table = render_table(root, link=lambda pkg: f"packages/{pkg.name}.md")
     lines = [
         "# icml26",
         "",
         "Sixteen ICML 2026 methods as independently installable Python libraries, each with "
         "its peers measured side by side. Every package page holds the package's manual, the "
         "results of its latest recorded run and an API reference generated from its "
-        "docstrings.",
+        "docstrings. New here? Start with [Getting started](getting-started.md).",
         "",
-        "| package | import | what it is | latest recorded run |",
-        "|---|---|---|---|",
-    ]
-    for d in docs:
-        status = "–"
-        if d.result is not None:
-            r = ExperimentResult.from_json(d.result.read_text())
-            n_ok = sum(r.checks.values())
-            mode = "quick" if r.quick else "full"
-            status = f"{mode}: {n_ok}/{len(r.checks)} checks pass"
-        lines.append(
-            f"| [{d.name}](packages/{d.name}.md) | `{d.module}` | "
-            f"{d.summary.replace('|', '/')} | {status} |"
-        )
-    lines += [
+        "Each row shows the package's recorded quick and full runs of `python -m <import> "
+        "reproduce` (checks passed and the date) and the headline of the newer one.",
         "",
-        "Build this site locally with `uv run mkdocs build --strict` (pages regenerated from the "
-        "packages' READMEs, `result.json` files and docstrings).",
+        table,
+        "",
     ]
     return "\n".join(lines) + "\n"
 
@@ -299,7 +291,7 @@ def generate(root: Path, docs_dir: Path | None = None) -> list[Path]:
     docs = package_docs(root)
     written = []
     index = docs_dir / "index.md"
-    index.write_text(index_page(docs))
+    index.write_text(index_page(root))
     written.append(index)
     for d in docs:
         path = docs_dir / "packages" / f"{d.name}.md"
