@@ -59,11 +59,14 @@ def test_conformal_rank_values():
 
 def test_calibrator_small_budget_returns_full_set(classifier):
     probs, y = classifier
-    res = (
-        cc.LabelBudgetCalibrator(cc.lac_scores, confidence_level=0.95, n_future=1e4, max_labels=15)
-        .conformalize(probs[:200], lambda i: int(y[i]))
-        .result_
-    )
+    with pytest.warns(UserWarning, match=r"threshold is \+inf.*max_labels=15 was reached"):
+        res = (
+            cc.LabelBudgetCalibrator(
+                cc.lac_scores, confidence_level=0.95, n_future=1e4, max_labels=15
+            )
+            .conformalize(probs[:200], lambda i: int(y[i]))
+            .result_
+        )
     assert res.stopped_by == "budget"
     assert res.threshold == math.inf
     assert res.predict_set(cc.lac_scores(probs[:50])).all()
@@ -72,13 +75,14 @@ def test_calibrator_small_budget_returns_full_set(classifier):
 
 def test_regression_small_budget_is_whole_line(regression):
     x, y, predict = regression
-    res = (
-        cc.LabelBudgetCalibrator(
-            cc.IntervalScores(predict), confidence_level=0.9, n_future=100, max_labels=8
+    with pytest.warns(UserWarning, match=r"threshold is \+inf"):
+        res = (
+            cc.LabelBudgetCalibrator(
+                cc.IntervalScores(predict), confidence_level=0.9, n_future=100, max_labels=8
+            )
+            .conformalize(x[:100], lambda i: float(y[i]))
+            .result_
         )
-        .conformalize(x[:100], lambda i: float(y[i]))
-        .result_
-    )
     lo, hi = res.predict_interval(*predict(x[:5]).T)
     assert res.threshold == math.inf and np.all(lo == -np.inf) and np.all(hi == np.inf)
     assert res.cost_estimate == math.inf

@@ -7,6 +7,10 @@ Prediction" (ICML 2026): no paper text or code is public, see the README.
 ``predict_set`` / ``predict_interval``); the split-conformal rank and the LAC/APS scores are
 icml26-shared's (:mod:`icml26_shared.conformal`), re-exported; synthetic streams live in
 :mod:`costly_cp.data`.
+
+Start with ``LabelBudgetCalibrator(lac_scores, confidence_level=0.9, n_future=...)`` and its
+``conformalize(unlabeled, oracle)``: it buys labels from ``oracle`` until more would cost more than
+they save, then ``predict_set`` gives the conformal sets.
 """
 
 from importlib.metadata import version as _version

@@ -9,24 +9,35 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import (
+    SeedLike,
     check_alpha,
     check_choice,
     check_finite_array,
     check_in_interval,
     check_positive,
     check_positive_int,
+    int_from_seed,
 )
-from icml26_shared.state import check_same_config, dumps_state, loads_state
+from icml26_shared.state import (
+    StateFileError,
+    check_same_config,
+    dumps_state,
+    loads_state,
+    read_json,
+    reading,
+)
 
 from ._cost import CostModel
 from ._scores import IntervalScores, SetSizeCurve
@@ -79,6 +90,13 @@ class CalibrationResult:
         """Intervals ``[lo - q̂, hi + q̂]`` from base bounds (``upper=None``: ``lo = hi = μ̂``)."""
         lo = check_finite_array(lower, "lower", ndim=1)
         hi = lo if upper is None else check_finite_array(upper, "upper", ndim=1)
+        if hi.shape != lo.shape:
+            raise ValueError(f"upper must have the shape {lo.shape} of lower, got {hi.shape}")
+        if (hi < lo).any():
+            i = int(np.flatnonzero(hi < lo)[0])
+            raise ValueError(
+                f"upper must be >= lower, got lower={lo[i]:g} > upper={hi[i]:g} at index {i}"
+            )
         return lo - self.threshold, hi + self.threshold
 
 
@@ -109,7 +127,9 @@ class LabelBudgetCalibrator:
         pilot_fraction: ``split`` ends its pilot once it holds this fraction of the target.
         bandwidth: kernel constant of the curve fit.
         shuffle: label ``unlabeled`` in a random order (``seed``) instead of stream order.
-        seed: seed of the shuffle.
+        seed: seed of the shuffle: a non-negative int, a numpy integer, a
+            ``numpy.random.Generator`` or ``None`` (one draw of it becomes the int stored
+            with the state).
 
     Example:
         >>> import numpy as np
@@ -142,7 +162,7 @@ class LabelBudgetCalibrator:
         pilot_fraction: float = 0.3,
         bandwidth: float = 1.5,
         shuffle: bool = False,
-        seed: int = 0,
+        seed: SeedLike = 0,
         alpha: float | None = None,
     ) -> None:
         if not callable(score_fn) and not isinstance(score_fn, IntervalScores):
@@ -162,6 +182,8 @@ class LabelBudgetCalibrator:
             self.alpha = check_alpha(alpha)
         else:
             cl = 0.9 if confidence_level is None else confidence_level
+            if isinstance(cl, str | bytes | bool):
+                raise TypeError(f"confidence_level must be a real number, got {cl!r}")
             cl = check_in_interval(cl, "confidence_level", 0, 1)
             # the decimal complement: confidence_level=0.9 runs at exactly alpha=0.1
             self.alpha = float(Decimal(1) - Decimal(repr(cl)))
@@ -178,15 +200,28 @@ class LabelBudgetCalibrator:
         self.pilot_fraction = check_in_interval(
             pilot_fraction, "pilot_fraction", 0, 1, closed=(False, True)
         )
+        if (
+            self.max_labels is not None
+            and self.min_labels is not None
+            and self.max_labels < self.min_labels
+        ):
+            raise ValueError(
+                f"max_labels must be >= min_labels, got max_labels={self.max_labels} < "
+                f"min_labels={self.min_labels}"
+            )
         self.bandwidth = check_positive(bandwidth, "bandwidth")
+        if not isinstance(shuffle, bool | np.bool_):
+            raise TypeError(f"shuffle must be True or False, got {shuffle!r}")
         self.shuffle = bool(shuffle)
-        self.seed = int(seed)
+        # an int (saved with the state); a Generator or None gives one draw of it
+        self.seed = int_from_seed(seed, bits=63)
         self._indices: list[int] = []
         self._labels: list[Any] = []
         self._session: _Session | None = None
         self._pac_delta: float | None = None
         self._size_kind = "count"
         self.result_: CalibrationResult | None = None
+        self._n_classes: int | None = None
 
     # -- state ------------------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -221,8 +256,37 @@ class LabelBudgetCalibrator:
         return dumps_state(self.state_dict())
 
     def load_json(self, text: str) -> LabelBudgetCalibrator:
-        """:meth:`load_state_dict` from :meth:`to_json` output."""
-        return self.load_state_dict(loads_state(text))
+        """:meth:`load_state_dict` from :meth:`to_json` output.
+
+        Raises:
+            StateFileError: (a ``ValueError``) when the text is truncated or not a
+                ``LabelBudgetCalibrator`` state.
+        """
+        if not isinstance(text, str | bytes):
+            raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
+        with reading("the JSON text given to load_json", _WHAT):
+            state = loads_state(text)
+        return self.load_state_dict(state)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_json` to ``path`` (resume with :meth:`load`)."""
+        out = Path(path)
+        out.write_text(self.to_json(), encoding="utf-8")
+        return out
+
+    def load(self, path: str | os.PathLike[str]) -> LabelBudgetCalibrator:
+        """:meth:`load_state_dict` from a file written by :meth:`save`.
+
+        Raises:
+            StateFileError: (a ``ValueError``) naming the file when it is truncated, not JSON or
+                the state of something else.
+        """
+        state = read_json(path, _WHAT)
+        try:
+            _check_state_keys(state)
+        except StateFileError as exc:
+            raise StateFileError(f"{os.fspath(path)}: cannot read it as {_WHAT}: {exc}") from None
+        return self.load_state_dict(state)
 
     def load_state_dict(self, state: dict[str, Any]) -> LabelBudgetCalibrator:
         """Restore bought labels from :meth:`state_dict`; the next :meth:`conformalize` resumes.
@@ -231,8 +295,7 @@ class LabelBudgetCalibrator:
             ValueError: naming the field, when the state was saved with other settings (a
                 changed ``n_future`` or ``rule`` would silently change the stopping decision).
         """
-        if "config" not in state:
-            raise ValueError("state must be the output of LabelBudgetCalibrator.state_dict()")
+        _check_state_keys(state)
         check_same_config(state["config"], self._config(), owner="LabelBudgetCalibrator")
         idx = [int(i) for i in state["labeled_indices"]]
         labels = list(state["labels"])
@@ -283,7 +346,20 @@ class LabelBudgetCalibrator:
 
     def predict_set(self, scores: ArrayLike) -> NDArray[np.bool_]:
         """Prediction sets ``{y : s(x, y) <= q̂}`` from a ``(n, K)`` per-label score matrix."""
-        return self._fitted().predict_set(scores)
+        res = self._fitted()
+        K = getattr(self, "_n_classes", None)
+        S = check_finite_array(scores, "scores", ndim=2)
+        if K is None:
+            raise ValueError(
+                "predict_set needs per-label scores: this calibrator was conformalized on "
+                "IntervalScores (a regression task), use predict_interval"
+            )
+        if S.shape[1] != K:
+            raise ValueError(
+                f"scores must have {K} columns (the labels it was conformalized on), got shape "
+                f"{S.shape}"
+            )
+        return res.predict_set(S)
 
     def predict_interval(
         self, lower: ArrayLike, upper: ArrayLike | None = None
@@ -392,6 +468,24 @@ class LabelBudgetCalibrator:
     def _result(self, sess: _Session) -> CalibrationResult:
         cal = sess.calibration_scores()
         q = sess.threshold()
+        if not math.isfinite(q):
+            why = (
+                f"the stream ran out after {len(sess.scores)} labels"
+                if sess.stopped_by == "exhausted"
+                else f"the budget max_labels={self.max_labels} was reached"
+                if sess.stopped_by == "budget"
+                else "the rule stopped"
+            )
+            warnings.warn(
+                f"the threshold is +inf (every prediction set is the full label set / every "
+                f"interval infinite): {why}, and {cal.size} calibration scores are too few for "
+                f"a finite conformal threshold at confidence_level={self.confidence_level:g} "
+                f"(split conformal needs at least {math.ceil((1 - self.alpha) / self.alpha)}). Give a "
+                "longer "
+                "stream or a larger max_labels",
+                UserWarning,
+                stacklevel=4,
+            )
         model = sess.model
         m = int(cal.size)
         bought = len(sess.scores)
@@ -418,6 +512,20 @@ class LabelBudgetCalibrator:
             labeled_indices=np.asarray(self._indices, dtype=np.int64),
             labels=np.asarray(self._labels),
             calibration_scores=cal,
+        )
+
+
+_WHAT = "a costly-cp LabelBudgetCalibrator state"
+_STATE_KEYS = frozenset({"config", "labeled_indices", "labels"})
+
+
+def _check_state_keys(state: Any) -> None:
+    if not isinstance(state, dict):
+        raise StateFileError(f"state must be the dict of state_dict(), got {type(state).__name__}")
+    missing = sorted(_STATE_KEYS - set(state))
+    if missing:
+        raise StateFileError(
+            f"state is not {_WHAT} (no {', '.join(missing)}): it was saved by something else"
         )
 
 

@@ -215,6 +215,17 @@ def optimal_size(model: CostModel, m_lo: int, m_hi: int) -> int:
     Exact on all integers when the range is short; otherwise a geometric grid locates the basin
     and the integers around its minimum are searched exactly.
     """
+    if not isinstance(model, CostModel):
+        raise TypeError(f"model must be a CostModel, got {type(model).__name__}")
+    m_lo = check_positive_int(m_lo, "m_lo", minimum=0)
+    m_hi = check_positive_int(m_hi, "m_hi", minimum=0)
+    if m_hi < m_lo:
+        raise ValueError(f"m_hi must be >= m_lo, got m_hi={m_hi} < m_lo={m_lo}")
+    return _optimal_size(model, m_lo, m_hi)
+
+
+def _optimal_size(model: CostModel, m_lo: int, m_hi: int) -> int:
+    """:func:`optimal_size` for internal callers (an empty range means ``m_lo``)."""
     m_lo, m_hi = int(m_lo), int(max(m_hi, m_lo))
     if m_hi - m_lo <= _DENSE_SEARCH:
         ms = np.arange(m_lo, m_hi + 1)
@@ -297,7 +308,7 @@ def should_stop(
     model = fit_cost_model(
         s, size_curve, u0=1 - alpha, n_future=n_future, alpha=alpha, bandwidth=bandwidth
     )
-    target = optimal_size(model, n, max(cap, n))
+    target = _optimal_size(model, n, max(cap, n))
     return StopDecision(stop=target <= n, target=target, model=model)
 
 

@@ -78,6 +78,10 @@ def pac_rank(
     """
     eps = check_alpha(eps, "eps")
     delta = check_alpha(delta, "alpha")
+    for name, v in (("m", m), ("n_target", n_target)):
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "iu" or (arr < 0).any():
+            raise ValueError(f"{name} must hold non-negative integers, got {v!r}")
     m_arr, n_arr = np.broadcast_arrays(
         np.asarray(m, dtype=np.int64), np.asarray(n_target, dtype=np.int64)
     )
@@ -235,6 +239,10 @@ class IntervalScores:
     """
 
     predict_fn: Callable[[Any], ArrayLike]
+
+    def __post_init__(self) -> None:
+        if not callable(self.predict_fn):
+            raise TypeError(f"predict_fn must be callable, got {type(self.predict_fn).__name__}")
 
     def bounds(self, inputs: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Base interval ``(lo, hi)`` of each input."""

@@ -27,11 +27,11 @@ from numpy.typing import NDArray
 
 from ._cost import (
     CostModel,
+    _optimal_size,
     _pac_table,
     default_min_labels,
     fit_cost_model,
     min_finite_size,
-    optimal_size,
 )
 from ._scores import SetSizeCurve, conformal_rank, pac_rank
 
@@ -138,7 +138,7 @@ class _Session:
                 pac_delta=self.pac_delta,
                 bandwidth=self.bandwidth,
             )
-            target = optimal_size(model, n, self._search_cap(self.limit))
+            target = _optimal_size(model, n, self._search_cap(self.limit))
             now = float(model.cost(n))
         else:
             model = fit_cost_model(
@@ -152,7 +152,7 @@ class _Session:
                 bandwidth=self.bandwidth,
             )
             room = max(self.limit - n, self.m_finite)
-            target = optimal_size(model, self.m_finite, self._search_cap(room))
+            target = _optimal_size(model, self.m_finite, self._search_cap(room))
             now = math.nan
         self.model = model
         self.target = int(target)
