@@ -14,7 +14,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_every_package_gets_a_page_whose_results_match_its_result_json(tmp_path):
     written = docs.generate(ROOT, tmp_path)
     pkgs = docs.package_docs(ROOT)
-    assert len(pkgs) == 16 and len(written) == 17
+    assert len(pkgs) == 16
+    names = {p.relative_to(tmp_path).as_posix() for p in written}
+    assert {"index.md", "getting-started.md", "notebooks/index.md"} <= names
+    assert {f"packages/{d.name}.md" for d in pkgs} <= names
+    assert {f"notebooks/{nb.stem}.md" for nb in (ROOT / "notebooks").glob("*.ipynb")} <= names
     index = (tmp_path / "index.md").read_text()
     for d in pkgs:
         page = (tmp_path / "packages" / f"{d.name}.md").read_text()
@@ -109,11 +113,14 @@ def test_record_then_update_rewrites_only_the_block(tmp_path):
     reports = tmp_path / "reports"
     (reports / "pkg").mkdir(parents=True)
     first = _result("2026-12-06 08:00 UTC", True)
-    first.figures = [reports.resolve() / "pkg" / "plot.png"]
+    first.figures = [reports.resolve() / "pkg" / "plot.png", reports.resolve() / "pkg" / "gone.png"]
+    (reports / "pkg" / "plot.png").write_bytes(b"\x89PNG fake")
     (reports / "pkg" / "result.json").write_text(first.to_json())
     assert docs.record_results(tmp_path, reports) == [pkg / "docs" / "quick_result.json"]
     recorded = ExperimentResult.from_json((pkg / "docs" / "quick_result.json").read_text())
-    assert [str(f) for f in recorded.figures] == ["plot.png"]
+    # the figure is copied beside the record, named by the mode; a missing one is dropped
+    assert [str(f) for f in recorded.figures] == ["quick_plot.png"]
+    assert (pkg / "docs" / "quick_plot.png").read_bytes() == b"\x89PNG fake"
     assert docs.record_results(tmp_path, reports) == []  # not newer: nothing to record
     older = _result("2026-12-05 08:00 UTC", True, title="older")
     (reports / "pkg" / "result.json").write_text(older.to_json())

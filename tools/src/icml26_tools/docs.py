@@ -193,7 +193,19 @@ def record_results(root: Path, reports: Path) -> list[Path]:
             if old.date and old.date >= new.date:
                 continue
         dst.parent.mkdir(exist_ok=True)
-        new.figures = [Path(f.name) for f in new.figures]  # beside it, not this machine's paths
+        mode = "quick" if new.quick else "full"
+        kept = []
+        for fig in new.figures:  # copied beside the record, named by the run's mode
+            src_fig = fig if Path(fig).is_absolute() else src.parent / Path(fig).name
+            if not src_fig.is_file():
+                src_fig = src.parent / Path(fig).name
+            if not src_fig.is_file():
+                continue
+            name = Path(fig).name
+            name = name if name.startswith(f"{mode}_") else f"{mode}_{name}"
+            shutil.copy2(src_fig, dst.parent / name)
+            kept.append(Path(name))
+        new.figures = kept  # beside it, not this machine's paths
         dst.write_text(new.to_json())
         written.append(dst)
     return written
@@ -229,6 +241,9 @@ def _readme_body(path: Path, name: str) -> str:
     # README also shows them on PyPI) are copied beside the page, under <name>/
     raw = re.escape(f"{RAW_URL}/packages/{name}/docs/")
     text = re.sub(rf"\]\((?:{raw}|docs/)([^)\s]+\.(?:png|svg|jpg))\)", rf"]({name}/\1)", text)
+    # method notes beside the README (docs/x.md) are pages of the site
+    blob = re.escape(f"{REPO_URL}/blob/main/packages/{name}/docs/")
+    text = re.sub(rf"\]\((?:{blob}|docs/)([^)\s/]+)\.md\)", rf"]({name}-\1.md)", text)
     lines = text.splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
@@ -257,8 +272,48 @@ def package_page(doc: PackageDoc) -> str:
     else:
         result = ExperimentResult.from_json(doc.result.read_text())
         parts += [results_markdown(result).replace("<module>", doc.module), ""]
+        for fig in result.figures:
+            if (doc.readme.parent / "docs" / fig.name).is_file():
+                parts += [f"![{fig.stem.replace('_', ' ')}]({doc.name}/{fig.name})", ""]
+    notes = method_notes(doc)
+    if notes:
+        parts += ["## Method notes", ""]
+        parts += [f"- [{_title(n)}]({doc.name}-{n.stem}.md)" for n in notes] + [""]
     parts += ["## API reference", "", f"::: {doc.module}", ""]
+    changelog = doc.readme.parent / "CHANGELOG.md"
+    if changelog.is_file():
+        text = _drop_title(changelog.read_text())
+        text = re.sub(r"\]\(docs/([^)\s]+\.(?:png|svg|jpg))\)", rf"]({doc.name}/\1)", text)
+        parts += ["## Changelog", "", _demote(text, 2), ""]
     return "\n".join(parts)
+
+
+def method_notes(doc: PackageDoc) -> list[Path]:
+    """The Markdown notes a package keeps beside its README (``docs/*.md``)."""
+    return sorted((doc.readme.parent / "docs").glob("*.md"))
+
+
+def _title(note: Path) -> str:
+    first = note.read_text().splitlines()[:1]
+    return first[0].lstrip("# ").strip() if first and first[0].startswith("#") else note.stem
+
+
+def _drop_title(text: str) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[1:] if lines and lines[0].startswith("# ") else lines).strip()
+
+
+def _demote(text: str, levels: int) -> str:
+    """Headings ``levels`` deeper (at most ``######``), code blocks untouched."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            hashes = len(line) - len(line.lstrip("#"))
+            line = "#" * min(6, hashes + levels) + line[hashes:]
+        out.append(line)
+    return "\n".join(out)
 
 
 def index_page(root: Path) -> str:
@@ -284,6 +339,99 @@ def index_page(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def getting_started_page(root: Path) -> str:
+    """Install, the extras of every package (from its ``pyproject.toml``), the two commands."""
+    lines = [
+        "# Getting started",
+        "",
+        "## Use one method",
+        "",
+        "Each method is its own wheel: install the one you need with pip (Python 3.11 or newer). "
+        "Its page here is its manual; its README's first example runs as it stands.",
+        "",
+        "| package | install | extras (what each adds) |",
+        "|---|---|---|",
+    ]
+    for pkg in sorted((root / "packages").glob("*/pyproject.toml")):
+        project = tomllib.loads(pkg.read_text())["project"]
+        extras = project.get("optional-dependencies", {})
+        shown = "; ".join(
+            f"`{k}`: " + ", ".join(d.split(">")[0].split("=")[0].split("<")[0] for d in v)
+            for k, v in extras.items()
+        )
+        name = project["name"]
+        lines.append(f"| [{name}](packages/{name}.md) | `pip install {name}` | {shown or '–'} |")
+    lines += [
+        "",
+        'With an extra: `pip install "dxpp[torch]"`. Until a package is published on PyPI, '
+        "install it from the repository: "
+        f'`pip install "dxpp @ git+{REPO_URL}#subdirectory=packages/dxpp"` '
+        "(its dependency `icml26-shared` the same way, `#subdirectory=shared`, first).",
+        "",
+        "## Reproduce every method",
+        "",
+        "Clone the repository, install [uv](https://docs.astral.sh/uv/) (`pip install uv`), "
+        "then the two commands:",
+        "",
+        "```",
+        "uv run icml26 reproduce --quick     # every package's headline comparison",
+        "uv run pytest                       # the whole default test suite",
+        "```",
+        "",
+        "`uv` builds `.venv` from the committed lock on first use (CPU-only torch and jax "
+        "from PyPI). One package alone: `uv run python -m <import> reproduce [--quick]`; "
+        "its benchmarks against its peers: `uv run icml26 bench <name>`.",
+        "",
+        "## Notebooks",
+        "",
+        "Cross-package notebooks, executed by the test suite: see [Notebooks](notebooks/index.md).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _notebook_markdown(path: Path) -> str:
+    """A notebook as a page: its Markdown cells as they are, its code cells as code blocks."""
+    import json
+
+    nb = json.loads(path.read_text())
+    parts = []
+    for cell in nb.get("cells", []):
+        source = "".join(cell.get("source", []))
+        if cell.get("cell_type") == "markdown":
+            parts.append(source)
+        elif cell.get("cell_type") == "code" and source.strip():
+            parts.append(f"```python\n{source}\n```")
+    text = "\n\n".join(parts)
+    if not text.lstrip().startswith("# "):
+        text = f"# {path.stem.replace('_', ' ')}\n\n{text}"
+    note = (
+        f"\n\n---\n_Source: [`notebooks/{path.name}`]({REPO_URL}/blob/main/notebooks/"
+        f"{path.name}); the test suite runs it (`uv run pytest notebooks`)._\n"
+    )
+    return text + note
+
+
+def notebook_pages(root: Path, docs_dir: Path) -> list[Path]:
+    """``docs/notebooks/<name>.md`` for every notebook, and an index from the folder's README."""
+    folder = root / "notebooks"
+    out_dir = docs_dir / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    books = sorted(folder.glob("*.ipynb"))
+    for nb in books:
+        page = out_dir / f"{nb.stem}.md"
+        page.write_text(_notebook_markdown(nb))
+        written.append(page)
+    intro = folder / "README.md"
+    text = _drop_title(intro.read_text()) if intro.is_file() else ""
+    text = re.sub(r"\]\(([^)\s/]+)\.ipynb\)", r"](\1.md)", text)
+    listed = "\n".join(f"- [{nb.stem.replace('_', ' ')}]({nb.stem}.md)" for nb in books)
+    index = out_dir / "index.md"
+    index.write_text(f"# Notebooks\n\n{text}\n\n{listed}\n")
+    written.append(index)
+    return written
+
+
 def generate(root: Path, docs_dir: Path | None = None) -> list[Path]:
     """Write ``docs/index.md`` and ``docs/packages/<name>.md``; returns the paths written."""
     docs_dir = docs_dir or root / "docs"
@@ -293,10 +441,21 @@ def generate(root: Path, docs_dir: Path | None = None) -> list[Path]:
     index = docs_dir / "index.md"
     index.write_text(index_page(root))
     written.append(index)
+    start = docs_dir / "getting-started.md"
+    start.write_text(getting_started_page(root))
+    written.append(start)
+    written += notebook_pages(root, docs_dir)
     for d in docs:
         path = docs_dir / "packages" / f"{d.name}.md"
         path.write_text(package_page(d))
         written.append(path)
+        for note in method_notes(d):
+            page = docs_dir / "packages" / f"{d.name}-{note.stem}.md"
+            text = note.read_text()
+            # images beside the note are copied under <name>/ like the README's
+            text = re.sub(r"\]\(([^)\s/]+\.(?:png|svg|jpg))\)", rf"]({d.name}/\1)", text)
+            page.write_text(text)
+            written.append(page)
         images = sorted((d.readme.parent / "docs").glob("*.png"))
         if images:
             (docs_dir / "packages" / d.name).mkdir(exist_ok=True)
