@@ -25,7 +25,8 @@ def test_thresholds_are_the_shared_order_statistics():
     assert th.prune == 95.0 and th.augment == math.inf and (th.n_in, th.n_out) == (99, 0)
     th = calibrate_thresholds(s, ~inside, 0.05, 0.5)  # a = S_out,(⌈100·0.5⌉) = 50
     assert th.augment == 50.0 and th.prune == math.inf
-    th = calibrate_thresholds(s, ~inside, 0.05, 0.999)  # index 100 > n: never clipped
+    with pytest.warns(UserWarning, match="augment threshold a is"):
+        th = calibrate_thresholds(s, ~inside, 0.05, 0.999)  # index 100 > n: never clipped
     assert th.augment == math.inf
 
 

@@ -8,6 +8,9 @@ least δ (complementarity). :class:`OnlineCollaborative` tracks both rates on ar
 (``conformalize`` / ``predict_set`` / ``predict_interval``; their levels are the method's ε and δ);
 the peers live in :mod:`collab_cp.baselines`, the experiment data in :mod:`collab_cp.data`, the split evaluations in
 :mod:`collab_cp.experiments`.
+
+Start with ``CollaborativeConformal(epsilon, delta).conformalize(probs, human_sets, y)`` on
+held-out data, then ``predict_set(probs, human_sets)`` for new inputs.
 """
 
 import importlib as _importlib

@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_alpha, check_in_interval, check_probability_rows
+from icml26_shared.checks import check_in_interval, check_probability_rows
 from icml26_shared.conformal import split_quantile
 
+from ._checks import check_level
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
 
 __all__ = ["HarmControlledRestriction", "SplitConformalClassifier", "coverage_matched_sets"]
@@ -43,7 +44,7 @@ class SplitConformalClassifier:
     """
 
     def __init__(self, confidence_level: float = 0.9, score: ScoreLike = "1-prob"):
-        self.confidence_level = check_alpha(confidence_level, "confidence_level")
+        self.confidence_level = check_level(confidence_level, "confidence_level")
         self.score = score
         self.threshold_: float | None = None
 
@@ -86,7 +87,7 @@ class HarmControlledRestriction:
     """
 
     def __init__(self, epsilon: float = 0.05, score: ScoreLike = "1-prob"):
-        self.epsilon = check_alpha(epsilon, "epsilon")
+        self.epsilon = check_level(epsilon, "epsilon")
         self.score = score
         self.prune_threshold_: float | None = None
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from icml26_shared.checks import SeedLike, check_seed, rng_from_seed
 from icml26_shared.datasets import dirichlet_classifier, load_digits
 
 from ._sets import human_sets
@@ -47,12 +48,13 @@ def synthetic_collaboration(
     n: int,
     policy: str = "top_k",
     *,
-    seed: int = 0,
+    seed: SeedLike = 0,
     ai_noise: float | None = None,
     **policy_kw: float,
 ) -> CollabData:
     """The synthetic model of :data:`SYNTHETIC` with human sets from ``policy`` (see
     :func:`collab_cp.human_sets`); ``ai_noise`` overrides the AI's noise level."""
+    seed = check_seed(seed)
     cfg = dict(SYNTHETIC)
     if ai_noise is not None:
         cfg["ai_noise"] = ai_noise
@@ -62,13 +64,19 @@ def synthetic_collaboration(
     return CollabData(d.y, d.probs, d.human_probs, H, d.true_probs)
 
 
-def shifting_stream(length: int = 10_000, *, seed: int = 0) -> CollabData:
+def shifting_stream(length: int = 10_000, *, seed: SeedLike = 0) -> CollabData:
     """A stream whose first half has a top-1 human and the synthetic AI, and whose second half a
     top-3 human and an AI with doubled noise (1.5 → 3.0)."""
     half = length // 2
-    first = synthetic_collaboration(half, "top_k", k=1, seed=seed)
+    seed = check_seed(seed)
+    if isinstance(seed, int):
+        seeds: tuple[SeedLike, SeedLike] = (seed, seed + 1)
+    else:  # a Generator (or None): two independent draws of it
+        gen = rng_from_seed(seed)
+        seeds = (int(gen.integers(2**63)), int(gen.integers(2**63)))
+    first = synthetic_collaboration(half, "top_k", k=1, seed=seeds[0])
     second = synthetic_collaboration(
-        length - half, "top_k", k=3, seed=seed + 1, ai_noise=2 * SYNTHETIC["ai_noise"]
+        length - half, "top_k", k=3, seed=seeds[1], ai_noise=2 * SYNTHETIC["ai_noise"]
     )
     return CollabData(
         np.concatenate([first.y, second.y]),
@@ -80,7 +88,7 @@ def shifting_stream(length: int = 10_000, *, seed: int = 0) -> CollabData:
 
 def digits_collaboration(
     *,
-    seed: int = 0,
+    seed: SeedLike = 0,
     n_train: int = 600,
     ai_pixel_noise: float = 6.0,
     human_pixel_noise: float = 8.0,
@@ -95,7 +103,7 @@ def digits_collaboration(
     except ImportError as exc:  # pragma: no cover - only without the extra
         raise ImportError("digits needs scikit-learn: `pip install collab-cp[data]`") from exc
     X, y = load_digits()
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     order = rng.permutation(y.size)
     train, pool = order[:n_train], order[n_train:]
     Xa = (X + ai_pixel_noise * rng.standard_normal(X.shape)) / 16.0
@@ -122,14 +130,14 @@ class RegressionData:
     human_upper: NDArray[np.float64]
 
 
-def heteroscedastic_regression(n: int, *, seed: int = 0) -> RegressionData:
+def heteroscedastic_regression(n: int, *, seed: SeedLike = 0) -> RegressionData:
     """x ~ U(−2, 2), y = sin(2x) + σ(x)·ξ with σ(x) = 0.2 + 0.6|x| and ξ ~ N(0, 1).
 
     The AI predicts ŷ = sin(2x) + 0.1x (a small bias) with scale σ̂ = σ(x)·exp(0.2ξ'). The human
     sees part of the noise the AI cannot: centre = sin(2x) + 0.8σ(x)ξ + 0.8σ(x)ν (ν ~ N(0, 1)),
     half-width σ(x)·U(0.5, 1.5). All noises are independent standard normals.
     """
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     x = rng.uniform(-2, 2, n)
     sig = 0.2 + 0.6 * np.abs(x)
     xi = rng.standard_normal(n)

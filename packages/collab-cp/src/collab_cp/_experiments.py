@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from icml26_shared.checks import SeedLike, int_from_seed, rng_from_seed
 from icml26_shared.conformal import split_quantile
 
 from ._baselines import matched_threshold
@@ -70,7 +71,7 @@ def split_evaluation(
     n_splits: int,
     epsilon: float,
     delta: float,
-    seed: int = 0,
+    seed: SeedLike = 0,
     human_scores: NDArray[np.float64] | None = None,
     baselines: bool = True,
 ) -> SplitResults:
@@ -88,7 +89,7 @@ def split_evaluation(
     true = scores[rows, y]
     inside = human[rows, y]
     h_true = None if human_scores is None else human_scores[rows, y]
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     out: dict[str, list[float]] = {f: [] for f in SplitResults.__dataclass_fields__}
     nan = math.nan
     for _ in range(n_splits):
@@ -138,9 +139,10 @@ def frontier(
     *,
     n_cal: int,
     n_splits: int,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> NDArray[np.float64]:
     """Mean (coverage, size) over splits for each (ε, δ): array ``(len(eps), len(deltas), 2)``."""
+    seed = int_from_seed(seed, bits=63)  # every cell on the same splits (a Generator: one draw)
     res = np.empty((len(epsilons), len(deltas), 2))
     for i, e in enumerate(epsilons):
         for j, d in enumerate(deltas):

@@ -47,9 +47,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_alpha, check_finite_array, check_probability_rows
+from icml26_shared.checks import check_finite_array, check_probability_rows
 from icml26_shared.conformal import split_quantile
 
+from ._checks import check_level, check_mask
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
 
 __all__ = [
@@ -76,7 +77,7 @@ def conformal_quantile(scores: ArrayLike, level: float) -> float:
         DeprecationWarning,
         stacklevel=2,
     )
-    level = check_alpha(level, "level")
+    level = check_level(level, "level")
     s = check_finite_array(scores, "scores", ndim=1, allow_empty=True)
     return float(split_quantile(s, 1.0 - level))
 
@@ -104,25 +105,35 @@ def calibrate_thresholds(
     Returns:
         :class:`Thresholds` with b = S_in,(⌈(n_in+1)(1−ε)⌉) and a = S_out,(⌈(n_out+1)δ⌉).
     """
-    eps = check_alpha(epsilon, "epsilon")
-    dl = check_alpha(delta, "delta")
+    eps = check_level(epsilon, "epsilon")
+    dl = check_level(delta, "delta")
     s = check_finite_array(true_scores, "true_scores", ndim=1)
-    inside = np.asarray(in_human, dtype=bool)
-    if inside.shape != s.shape:
-        raise ValueError(f"in_human must have shape {s.shape}, got {inside.shape}")
+    inside = check_mask(in_human, "in_human", s.shape)
     b = float(split_quantile(s[inside], eps))
     a = float(split_quantile(s[~inside], 1.0 - dl))
-    return Thresholds(b, a, int(inside.sum()), int((~inside).sum()))
+    n_in, n_out = int(inside.sum()), int((~inside).sum())
+    if math.isinf(a) and n_out > 0:
+        # (no point outside H: a is never used on data like this one)
+        warnings.warn(
+            f"augment threshold a is +inf: only {n_out} calibration points have their true label "
+            f"outside the human set, too few for recovery level delta={dl:g} (it needs at least "
+            f"{math.ceil(dl / (1 - dl))}), so every label outside H is added (full sets). "
+            "Calibrate on more data or lower delta",
+            UserWarning,
+            stacklevel=2,
+        )
+    return Thresholds(b, a, n_in, n_out)
 
 
 def collaborative_sets(
     scores: ArrayLike, human_mask: ArrayLike, prune: float, augment: float
 ) -> NDArray[np.bool_]:
     """The set C = {y ∈ H : s ≤ b} ∪ {y ∉ H : s ≤ a} as a boolean mask (same shape as scores)."""
-    s = np.asarray(scores, dtype=np.float64)
-    h = np.asarray(human_mask, dtype=bool)
-    if s.shape != h.shape:
-        raise ValueError(f"human_mask must have shape {s.shape}, got {h.shape}")
+    s = check_finite_array(scores, "scores", ndim=2, allow_inf=True)
+    h = check_mask(human_mask, "human_mask", s.shape)
+    for name, v in (("prune", prune), ("augment", augment)):
+        if isinstance(v, str | bytes) or math.isnan(float(v)):
+            raise ValueError(f"{name} must be a threshold (a number, +inf allowed), got {v!r}")
     return np.where(h, s <= prune, s <= augment)
 
 
@@ -232,8 +243,8 @@ class CollaborativeConformal:
     """
 
     def __init__(self, epsilon: float = 0.05, delta: float = 0.7, score: ScoreLike = "1-prob"):
-        self.epsilon = check_alpha(epsilon, "epsilon")
-        self.delta = check_alpha(delta, "delta")
+        self.epsilon = check_level(epsilon, "epsilon")
+        self.delta = check_level(delta, "delta")
         if not callable(score):
             conformity_scores(np.full((1, 2), 0.5), score)  # validates the name
         self.score = score
@@ -244,6 +255,12 @@ class CollaborativeConformal:
         self, probs: ArrayLike, human_sets: HumanSets
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         p = check_probability_rows(probs, "probs")
+        K = getattr(self, "n_classes_", None)
+        if K is not None and p.shape[1] != K:
+            raise ValueError(
+                f"probs must have {K} columns (the labels it was conformalized on), got shape "
+                f"{p.shape}"
+            )
         mask = as_label_mask(human_sets, p.shape[0], p.shape[1])
         return conformity_scores(p, self.score), mask
 
@@ -260,6 +277,7 @@ class CollaborativeConformal:
         Returns:
             ``self``.
         """
+        self.n_classes_ = None  # a new calibration may have another label space
         scores, mask = self._prepare(probs, human_sets)
         return self._calibrate_scores(scores, mask, y)
 
@@ -278,6 +296,7 @@ class CollaborativeConformal:
     ) -> CollaborativeConformal:
         n, K = scores.shape
         labels = check_labels(y, n, K)
+        self.n_classes_ = K
         rows = np.arange(n)
         th = calibrate_thresholds(
             scores[rows, labels], mask[rows, labels], self.epsilon, self.delta
@@ -388,8 +407,8 @@ def optimal_collaborative_sets(
         on p(y|x) (``inf`` when a branch needs no label).
     """
     p = check_probability_rows(true_probs, "true_probs")
-    eps = check_alpha(epsilon, "epsilon")
-    dl = check_alpha(delta, "delta")
+    eps = check_level(epsilon, "epsilon")
+    dl = check_level(delta, "delta")
     mask = as_label_mask(human_sets, *p.shape)
     w = np.zeros_like(p)
     w_in, t_in = _greedy_mass(p[mask], (1 - eps) * p[mask].sum())

@@ -43,26 +43,38 @@ References:
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import (
-    check_alpha,
     check_finite_array,
     check_in_interval,
     check_positive,
     check_probability_rows,
 )
-from icml26_shared.state import check_same_config, decode_state, dumps_state, loads_state
+from icml26_shared.state import (
+    StateFileError,
+    check_same_config,
+    decode_state,
+    dumps_state,
+    loads_state,
+    read_json,
+    reading,
+)
 
+from ._checks import check_level
 from ._offline import CollaborativeConformal
 from ._sets import HumanSets, ScoreLike, as_label_mask, check_labels, conformity_scores
 
 __all__ = ["BranchStats", "OnlineCollaborative", "OnlineState", "OnlineTrace"]
+
+_WHAT = "a collab-cp OnlineCollaborative state"
 
 
 class BranchStats(NamedTuple):
@@ -184,8 +196,8 @@ class OnlineCollaborative:
         prune: float = 1.0,
         augment: float = 0.5,
     ):
-        self.epsilon = check_alpha(epsilon, "epsilon")
-        self.delta = check_alpha(delta, "delta")
+        self.epsilon = check_level(epsilon, "epsilon")
+        self.delta = check_level(delta, "delta")
         self.eta = check_positive(eta, "eta")
         self.pi_floor = check_in_interval(pi_floor, "pi_floor", 0, 1, closed=(False, True))
         if not callable(score):
@@ -329,8 +341,39 @@ class OnlineCollaborative:
 
     @classmethod
     def from_json(cls, text: str) -> OnlineCollaborative:
-        """Rebuild a learner from :meth:`to_json` output and continue where it stopped."""
-        return cls.from_state_dict(loads_state(text))
+        """Rebuild a learner from :meth:`to_json` output and continue where it stopped.
+
+        Raises:
+            StateFileError: (a ``ValueError``) when the text is truncated or not an
+                ``OnlineCollaborative`` state.
+        """
+        if not isinstance(text, str | bytes):
+            raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
+        with reading("the JSON text given to from_json", _WHAT):
+            data = loads_state(text)
+        return cls.from_state_dict(data)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_json` to ``path`` (read it back with :meth:`load`)."""
+        out = Path(path)
+        out.write_text(self.to_json(), encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> OnlineCollaborative:
+        """Build a learner from a file written by :meth:`save`.
+
+        Raises:
+            StateFileError: (a ``ValueError``) naming the file when it is truncated, not JSON or
+                the state of something else.
+        """
+        data = read_json(path, _WHAT)
+        try:
+            return cls.from_state_dict(data)
+        except ValueError as exc:
+            if "state was saved with" in str(exc):
+                raise
+            raise StateFileError(f"{os.fspath(path)}: cannot read it as {_WHAT}: {exc}") from None
 
     def load_state_dict(self, data: dict[str, Any]) -> OnlineCollaborative:
         """Continue from a :meth:`state_dict` saved with the same hyperparameters.
@@ -360,6 +403,11 @@ class OnlineCollaborative:
     @classmethod
     def from_state_dict(cls, data: dict[str, Any]) -> OnlineCollaborative:
         """Build a learner from a :meth:`state_dict` alone."""
+        if not isinstance(data, dict):
+            raise StateFileError(
+                f"data must be the dict of OnlineCollaborative.state_dict(), got "
+                f"{type(data).__name__}"
+            )
         data = decode_state(data)
         try:
             cfg = data["config"]

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_alpha, check_finite_array, check_same_length
+from icml26_shared.checks import check_finite_array, check_same_length
 
+from ._checks import check_level
 from ._offline import calibrate_thresholds
 
 __all__ = ["CollaborativeRegressor", "IntervalUnion", "RegressionReport"]
@@ -145,8 +146,8 @@ class CollaborativeRegressor:
     """
 
     def __init__(self, epsilon: float = 0.05, delta: float = 0.7):
-        self.epsilon = check_alpha(epsilon, "epsilon")
-        self.delta = check_alpha(delta, "delta")
+        self.epsilon = check_level(epsilon, "epsilon")
+        self.delta = check_level(delta, "delta")
         self.prune_threshold_: float | None = None
         self.augment_threshold_: float = math.nan
 
