@@ -55,7 +55,7 @@ def test_experiment_run_writes_json_and_roundtrips(tmp_path):
     back = ex.ExperimentResult.from_json((tmp_path / "result.json").read_text())
     assert back.tables == result.tables and back.checks == result.checks
     md = back.to_markdown(relative_to=tmp_path)
-    assert "![toy](toy.png)" in md and "| coverage ok | pass |" in md
+    assert "![toy](toy.png)" in md and "| coverage ok | – | pass |" in md
 
 
 def test_main_command_line(tmp_path, capsys):
@@ -136,3 +136,36 @@ def test_a_stamped_result_records_its_commit_and_cpu():
     assert r.commit == "" or len(r.commit.split("+")[0]) == 12  # a checkout, or an installed wheel
     back = ExperimentResult.from_json(r.to_json())
     assert (back.commit, back.cpu, back.quick) == (r.commit, r.cpu, True)
+
+
+def test_checks_record_value_op_and_bound():
+    import math
+
+    import pytest
+
+    from icml26_shared.experiment import ExperimentResult
+
+    r = ExperimentResult("p", "t")
+    assert r.check("cov", 0.893, ">=", 0.88, "coverage >= 0.88") is True
+    assert r.check("width", 2.5, "<=", 2.0) is False
+    assert r.check("nan", math.nan, "<", 1.0) is False  # a NaN never passes
+    with pytest.raises(ValueError, match="op must be one of"):
+        r.check("x", 1, "=<", 2)
+    with pytest.raises(ValueError, match="already recorded"):
+        r.check("cov", 1, "<", 2)
+    r.checks["plain"] = True  # a plain pass/fail check still works beside them
+    back = ExperimentResult.from_json(r.to_json())
+    assert [c.to_dict() for c in back.details][:2] == [
+        {
+            "id": "cov",
+            "label": "coverage >= 0.88",
+            "value": 0.893,
+            "op": ">=",
+            "bound": 0.88,
+            "passed": True,
+        },
+        {"id": "width", "label": "width", "value": 2.5, "op": "<=", "bound": 2.0, "passed": False},
+    ]
+    assert back.checks == {"coverage >= 0.88": True, "width": False, "nan": False, "plain": True}
+    assert back.measured("width") == "2.5 <= 2" and back.measured("plain") == ""
+    assert "| width | 2.5 <= 2 | FAIL |" in back.to_markdown()

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 __all__ = [
+    "Check",
     "Estimate",
     "Experiment",
     "ExperimentResult",
@@ -171,6 +172,49 @@ class ResultTable:
         return {"title": self.title, "columns": self.columns, "rows": rows, "note": self.note}
 
 
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    "<=": lambda v, b: v <= b,
+    "<": lambda v, b: v < b,
+    ">=": lambda v, b: v >= b,
+    ">": lambda v, b: v > b,
+    "==": lambda v, b: v == b,
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One acceptance check that compares a measured ``value`` with a ``bound``: the record says
+    by how much it passed or failed, not only whether."""
+
+    id: str
+    label: str
+    value: float
+    op: str
+    bound: float
+    passed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "value": self.value,
+            "op": self.op,
+            "bound": self.bound,
+            "passed": self.passed,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Check:
+        return cls(
+            str(d["id"]),
+            str(d["label"]),
+            float(d["value"]),
+            str(d["op"]),
+            float(d["bound"]),
+            bool(d["passed"]),
+        )
+
+
 @dataclass
 class ExperimentResult:
     """What ``reproduce`` returns: tables, figure paths, named acceptance checks, notes."""
@@ -191,6 +235,37 @@ class ExperimentResult:
     #: and the CPU's vector capability (what :func:`cpu_capability` reads)
     commit: str = ""
     cpu: str = ""
+    #: the checks recorded by :meth:`check`, with their values and bounds (also in ``checks``)
+    details: list[Check] = field(default_factory=list)
+
+    def check(self, id: str, value: float, op: str, bound: float, label: str = "") -> bool:
+        """Record the acceptance check ``value <op> bound`` under a short stable ``id``; returns
+        whether it passed. ``label`` (default: ``id``) is what tables show; the check also
+        lands in :attr:`checks` under it, as a plain pass/fail.
+
+        >>> r = ExperimentResult("pkg", "title")
+        >>> r.check("cov", 0.893, ">=", 0.88, "coverage >= 0.88")
+        True
+        >>> r.details[0].value, r.checks["coverage >= 0.88"]
+        (0.893, True)
+        """
+        if op not in _OPS:
+            raise ValueError(f"op must be one of {', '.join(_OPS)}, got {op!r}")
+        if any(c.id == id for c in self.details):
+            raise ValueError(f"check id {id!r} is already recorded")
+        v, b = float(value), float(bound)
+        passed = bool(_OPS[op](v, b)) and not (math.isnan(v) or math.isnan(b))
+        label = label or id
+        self.details.append(Check(id, label, v, op, b, passed))
+        self.checks[label] = passed
+        return passed
+
+    def measured(self, label: str) -> str:
+        """``"value op bound"`` of the check shown as ``label`` (empty for a plain pass/fail)."""
+        for c in self.details:
+            if c.label == label:
+                return f"{_fmt_number(c.value, 4)} {c.op} {_fmt_number(c.bound, 4)}"
+        return ""
 
     def stamp(self, seconds: float, quick: bool) -> None:
         """Record how the run went: its ``seconds``, its mode, the UTC date and this machine
@@ -222,9 +297,11 @@ class ExperimentResult:
             shown = path.relative_to(base) if base and path.is_relative_to(base) else path
             out += [f"![{path.stem}]({shown.as_posix()})", ""]
         if self.checks:
-            out += ["| check | result |", "|---|---|"]
+            out += ["| check | measured | result |", "|---|---|---|"]
             out += [
-                f"| {escape_cell(k)} | {'pass' if v else 'FAIL'} |" for k, v in self.checks.items()
+                f"| {escape_cell(k)} | {escape_cell(self.measured(k) or '–')} | "
+                f"{'pass' if v else 'FAIL'} |"
+                for k, v in self.checks.items()
             ]
             out.append("")
         out += [f"- {n}" for n in self.notes]
@@ -233,7 +310,11 @@ class ExperimentResult:
     def to_text(self) -> str:
         parts = [f"{self.package}: {self.title} ({self.seconds:.1f} s)"]
         parts += [t.to_text() for t in self.tables]
-        parts += [f"check {k}: {'pass' if v else 'FAIL'}" for k, v in self.checks.items()]
+        parts += [
+            f"check {k}: {'pass' if v else 'FAIL'}"
+            + (f" ({self.measured(k)})" if self.measured(k) else "")
+            for k, v in self.checks.items()
+        ]
         parts += [f"figure: {f}" for f in self.figures]
         parts += [f"note: {n}" for n in self.notes]
         return "\n\n".join(parts)
@@ -251,6 +332,7 @@ class ExperimentResult:
             "cpu": self.cpu,
             "passed": self.passed,
             "checks": self.checks,
+            "check_values": [c.to_dict() for c in self.details],
             "notes": self.notes,
             "figures": [str(f) for f in self.figures],
             "tables": [t.to_dict() for t in self.tables],
@@ -275,6 +357,7 @@ class ExperimentResult:
             machine=str(data.get("machine") or ""),
             commit=str(data.get("commit") or ""),
             cpu=str(data.get("cpu") or ""),
+            details=[Check.from_dict(c) for c in data.get("check_values", [])],
         )
 
 

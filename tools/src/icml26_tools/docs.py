@@ -120,9 +120,10 @@ def results_markdown(result: ExperimentResult) -> str:
     for t in result.tables:
         lines += [t.to_markdown(), ""]
     if result.checks:
-        lines += ["| acceptance check | result |", "|---|---|"]
+        lines += ["| acceptance check | measured | result |", "|---|---|---|"]
         lines += [
-            f"| {k.replace('|', '/')} | {'pass' if v else 'FAIL'} |"
+            f"| {k.replace('|', '/')} | {result.measured(k).replace('|', '/') or '–'} | "
+            f"{'pass' if v else 'FAIL'} |"
             for k, v in result.checks.items()
         ]
         lines.append("")
