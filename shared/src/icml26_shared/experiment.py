@@ -456,12 +456,20 @@ def parallel_map(
 
 
 def machine_description() -> str:
-    """``"<cores> cores, <processor> (<SIMD capability>), <OS>"``: the SIMD level is torch's
+    """``"<cores> cores, <CPU model> (<SIMD capability>), <OS>"``: the SIMD level is torch's
     CPU capability where torch is already imported (AVX2, AVX512, ...)."""
     import platform
 
     n = available_cores()
     proc = platform.machine() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    proc = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
     torch = sys.modules.get("torch")
     cap = ""
     if torch is not None:
