@@ -15,12 +15,13 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_first_example_runs_verbatim(capsys):
     pytest.importorskip("torch")
     pytest.importorskip("jax")
-    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[0]
+    first, jax_block = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[:2]
     scope: dict = {}
-    exec(compile(code, str(README), "exec"), scope)
+    exec(compile(first, str(README), "exec"), scope)
     assert "torch.Size([100])" in capsys.readouterr().out
     assert scope["z"].shape == (1, 100)
     assert scope["grads"].q.shape == (100,)
+    exec(compile(jax_block, str(README), "exec"), scope)  # the JAX block, right after it
     assert scope["g"].shape == (100,)
 
 

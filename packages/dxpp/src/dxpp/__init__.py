@@ -7,6 +7,9 @@ autograd, with the qpth drop-in ``dxpp.torch.QPFunction`` (import them explicitl
 the ``torch``/``jax`` extras); ``dxpp.baselines`` holds the exact KKT adjoints (numpy, torch,
 sparse LDLᵀ) the benchmarks compare against.
 
+Start with :func:`solve_qp` and :func:`qp_vjp` (numpy), or ``dxpp.torch.QPLayer()`` as a layer in
+a torch model.
+
 References:
     Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box Quadratic
     Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154.

@@ -11,7 +11,12 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    check_choice,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+)
 
 from ._backward import vjp_data
 from ._solve import resolve_tolerance, solve_data
@@ -113,9 +118,15 @@ def qp_vjp(
         Linghu, Liu, Deng. "A Penalty Approach for Differentiation Through Black-Box
         Quadratic Programming Solvers" (dXPP), ICML 2026, arXiv 2602.14154.
     """
+    if not isinstance(solution, QPSolution):
+        raise TypeError(
+            f"solution must be the QPSolution that dxpp.solve_qp returned, got "
+            f"{type(solution).__name__}"
+        )
     data = canonicalize(Q, q, G, h, A, b, check_psd=False, warn_psd=False)
     sol = rebatch(solution, data)
-    g = np.asarray(grad_x, dtype=np.float64)
+    # NaN/inf upstream would give all-NaN gradients (an empty batch is legal)
+    g = check_finite_array(grad_x, "grad_x", allow_empty=True)
     if g.shape != np.shape(solution.x):
         raise ValueError(
             f"grad_x must have the shape of solution.x {np.shape(solution.x)}, got {g.shape}"

@@ -18,7 +18,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+    check_shape,
+    rng_from_seed,
+)
 
 __all__ = [
     "QP",
@@ -43,11 +50,15 @@ class QP(NamedTuple):
     b: NDArray[np.float64] | None = None
 
 
-def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+def _rng(seed: SeedLike) -> np.random.Generator:
+    return rng_from_seed(seed)
 
 
-def random_dense_qp(n: int, seed: int | np.random.Generator | None = 0) -> QP:
+def _vector(y: Any, name: str = "y") -> NDArray[np.float64]:
+    return check_finite_array(y, name, ndim=1)
+
+
+def random_dense_qp(n: int, seed: SeedLike = 0) -> QP:
     """dQP's random dense QP: ``Q = PPᵀ + 1e-4 I``, ``P, G ~ U[0,1]^{n×n}``, ``q ~ U[0,1]^n``,
     ``h = G·1 + 1``, ``A ~ U[0,1]^{⌈n/2⌉×n}``, ``b = A·1`` (so ``x = 1`` is strictly feasible).
 
@@ -81,9 +92,7 @@ def _banded(rng: np.random.Generator, rows: int, n: int, per_row: int, width: in
     return M
 
 
-def random_sparse_qp(
-    n: int, seed: int | np.random.Generator | None = 0, *, per_row: int = 4, width: int = 10
-) -> QP:
+def random_sparse_qp(n: int, seed: SeedLike = 0, *, per_row: int = 4, width: int = 10) -> QP:
     """A random sparse banded QP in CSC format, the sparse analogue of :func:`random_dense_qp`.
 
     ``Q = MMᵀ + 1e-2 I`` with ``M`` banded (``per_row`` entries per row within ``width`` of
@@ -114,7 +123,7 @@ def simplex_projection_qp(y: NDArray[np.float64], *, sparse: bool = True) -> QP:
         y: the point to project, shape ``(n,)``.
         sparse: return CSC matrices (needed for large ``n``).
     """
-    y = np.asarray(y, dtype=np.float64)
+    y = _vector(y)
     n = y.shape[0]
     eye = sp.eye(n, format="csc") if sparse else np.eye(n)
     ones = sp.csc_matrix(np.ones((1, n))) if sparse else np.ones((1, n))
@@ -127,7 +136,11 @@ def simplex_projection_vjp(y: NDArray[np.float64], g: NDArray[np.float64]) -> ND
     With support ``S = {i : x_i > 0}`` and ``s = 1_S``, ``∂x/∂y = diag(s) − s sᵀ/|S|``, so
     ``gᵀ ∂x/∂y = s ⊙ (g − mean_S(g))``. Differentiating w.r.t. ``q = −y`` flips the sign.
     """
-    x = _project_simplex(np.asarray(y, dtype=np.float64))
+    y = _vector(y)
+    g = check_finite_array(g, "g", ndim=1)
+    if g.shape != y.shape:
+        raise ValueError(f"g must have the shape {y.shape} of y, got {g.shape}")
+    x = _project_simplex(y)
     s = x > 0
     out = np.zeros_like(x)
     out[s] = g[s] - g[s].mean()
@@ -146,8 +159,11 @@ def _project_simplex(y: NDArray[np.float64]) -> NDArray[np.float64]:
 def chain_projection_qp(y: NDArray[np.float64], gap: float = 0.1, *, sparse: bool = True) -> QP:
     """Projection onto a chain (isotonic-with-margin) set:
     ``min ½‖x − y‖² s.t. x_i + gap ≤ x_{i+1}`` (``n − 1`` bidiagonal inequalities)."""
-    y = np.asarray(y, dtype=np.float64)
+    y = _vector(y)
     n = y.shape[0]
+    if n < 2:
+        raise ValueError(f"y must have at least 2 entries (a chain), got {n}")
+    gap = check_positive(gap, "gap", strict=False)
     D = sp.diags([np.ones(n - 1), -np.ones(n - 1)], [0, 1], shape=(n - 1, n), format="csc")
     eye = sp.eye(n, format="csc")
     if not sparse:
@@ -162,8 +178,16 @@ def portfolio_qp(
     max_weight: float = 1.0,
 ) -> QP:
     """Long-only mean–variance portfolio: ``min ½γ wᵀΣw − μᵀw s.t. 0 ≤ w ≤ w_max, 1ᵀw = 1``."""
-    mu = np.asarray(mu, dtype=np.float64)
+    mu = _vector(mu, "mu")
     n = mu.shape[0]
+    cov = check_finite_array(cov, "cov", ndim=2)
+    check_shape(cov, (n, n), "cov")
+    risk_aversion = check_positive(risk_aversion, "risk_aversion", strict=False)
+    if check_positive(max_weight, "max_weight") * n < 1:
+        raise ValueError(
+            f"max_weight must be >= 1/n = {1 / n:g} (else no long-only portfolio sums to 1), "
+            f"got {max_weight}"
+        )
     G = np.vstack([-np.eye(n), np.eye(n)])
     h = np.concatenate([np.zeros(n), max_weight * np.ones(n)])
     return QP(risk_aversion * np.asarray(cov), -mu, G, h, np.ones((1, n)), np.ones(1))
@@ -191,9 +215,15 @@ def multiperiod_portfolio_qp(
         w0: initial holdings (``(k,)``).
         sparse: CSC matrices (else dense arrays).
     """
-    mu = np.asarray(mu, dtype=np.float64)
+    mu = check_finite_array(mu, "mu", ndim=2)
     T, k = mu.shape
-    w0 = np.full(k, 1.0 / k) if w0 is None else np.asarray(w0, dtype=np.float64)
+    cov = check_finite_array(cov, "cov", ndim=2)
+    check_shape(cov, (k, k), "cov")
+    risk_aversion = check_positive(risk_aversion, "risk_aversion", strict=False)
+    trade_cost = check_positive(trade_cost, "trade_cost", strict=False)
+    w0 = np.full(k, 1.0 / k) if w0 is None else _vector(w0, "w0")
+    if w0.shape != (k,):
+        raise ValueError(f"w0 must have shape ({k},), got {w0.shape}")
     n = T * k
     # Σ_t ½κ‖w_t − w_{t−1}‖² = ½ wᵀ(κ DᵀD)w − κ w_1ᵀw_0 + const, D the block difference
     main = np.full(T, 2.0)

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg as sla
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice
+from icml26_shared.checks import check_choice, check_finite_array
 
 from ._types import QPGrad
 
@@ -76,7 +76,7 @@ def kkt_vjp(
     nu = np.zeros(0) if G is None else np.asarray(nu, dtype=np.float64)
     mu = np.zeros(0) if A is None else np.asarray(mu, dtype=np.float64)
     act = np.zeros(0, bool) if G is None else np.asarray(active, dtype=bool)
-    g = np.asarray(grad_x, dtype=np.float64)
+    g = check_finite_array(grad_x, "grad_x")  # NaN/inf upstream gives all-NaN gradients
     m, p = Gd.shape[0], Ad.shape[0]
     if kind == "reduced":
         J = np.flatnonzero(act)

@@ -338,6 +338,13 @@ def solve_data(
                 break
             except QPError as exc:
                 error = error or exc
+            except TypeError as exc:
+                if not solver_kwargs:
+                    raise
+                raise TypeError(
+                    f"solver_kwargs {sorted(solver_kwargs)} are not options of solver {name!r} "
+                    f"({exc.__class__.__name__}: {str(exc).splitlines()[0]})"
+                ) from None
         else:
             assert error is not None
             raise error

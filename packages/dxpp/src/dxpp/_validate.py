@@ -249,6 +249,10 @@ def canonicalize(
     Qm = _matrix(Q, "Q", False)
     qv = _vector(q, "q")
     n = qv.shape[-1]
+    if n == 0:
+        raise ValueError(
+            f"q must have at least one entry (a QP in n >= 1 variables), got shape {qv.shape}"
+        )
     if Qm.shape[-1] != n or Qm.shape[-2] != n:
         raise ValueError(f"Q must have shape (n, n) with n = len(q) = {n}, got {tuple(Qm.shape)}")
     Gm = _matrix(G, "G", True)

@@ -90,6 +90,7 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
             a = np.asarray(a, np.float64)
             return a if data.batched else a[None]
 
+        _check_upstream(np.asarray(g))
         n_act = lift(act) > 0.5
         sol = QPSolution(lift(x), lift(nu), lift(mu), n_act, np.zeros_like(n_act), "")
         grad = opts.vjp(data, sol, lift(g))
@@ -112,6 +113,7 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
         return sol[0], (args, sol)
 
     def bwd(res: tuple, g: jax.Array) -> tuple:
+        _check_upstream(g)
         args, sol = res
         x, nu, mu, act = sol
         if args[1].dtype == jnp.float64:
@@ -141,6 +143,20 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
 
     qp.defvjp(fwd, bwd)
     return forward, qp
+
+
+def _check_upstream(g: Any) -> None:
+    """Refuse a NaN/inf upstream gradient when its values are known (eager mode, the host
+    callback); under ``jit`` the check is skipped (enable ``jax_debug_nans`` there)."""
+    if isinstance(g, jax.core.Tracer):
+        return
+    a = np.asarray(g)
+    if not np.isfinite(a).all():
+        raise ValueError(
+            "the upstream gradient dL/dx* reaching qp_solve must be finite, got "
+            f"{int(np.isnan(a).sum())} NaN and {int(np.isinf(a).sum())} inf entries (the loss "
+            "after the layer produced them): the QP gradients would all be NaN"
+        )
 
 
 def _concrete(args: tuple) -> list[np.ndarray] | None:

@@ -169,6 +169,13 @@ class _QPFunction(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx: Any, grad_x: Any, _gnu: Any, _gmu: Any) -> Any:
+        if not bool(torch.isfinite(grad_x).all()):
+            raise ValueError(
+                "the upstream gradient dL/dx* reaching the QP layer must be finite, got "
+                f"{int(torch.isnan(grad_x).sum())} NaN and {int(torch.isinf(grad_x).sum())} inf "
+                "entries (the loss after the layer produced them): the QP gradients would all "
+                "be NaN"
+            )
         data, sol, opts = ctx.data, ctx.sol, ctx.opts
         inputs = ctx.saved_tensors
         needs = ctx.needs_input_grad[1:]
