@@ -20,7 +20,13 @@ from sklearn.base import RegressorMixin, clone
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from icml26_shared.checks import check_finite_array, check_positive_int, check_same_length
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_positive_int,
+    check_same_length,
+    int_from_seed,
+)
 
 from ._basis import check_arms, resolve_probs
 from ._data import evaluate_policy
@@ -41,11 +47,11 @@ class DRBestArmPolicy:
     """
 
     def __init__(
-        self, regressor: RegressorMixin | None = None, folds: int = 2, seed: int = 0
+        self, regressor: RegressorMixin | None = None, folds: int = 2, seed: SeedLike = 0
     ) -> None:
         self.regressor = regressor
         self.folds = check_positive_int(folds, "folds", minimum=2)
-        self.seed = int(seed)
+        self.seed = int_from_seed(seed, bits=63)
 
     def _reg(self) -> Any:
         if self.regressor is None:

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+    rng_from_seed,
+)
 
 from ._basis import check_arms, resolve_probs
 
@@ -120,9 +127,10 @@ class RCTData:
         vals = self.mu(X, np.broadcast_to(self.arms, (X.shape[0], self.arms.size)))
         return self.arms[np.argmax(vals, axis=1)]
 
-    def true_value(self, policy: Policy, n_mc: int = 1_000_000, seed: int = 20260205) -> float:
+    def true_value(self, policy: Policy, n_mc: int = 1_000_000, seed: SeedLike = 20260205) -> float:
         """V(π) = E_x μ(x, π(x)) on ``n_mc`` fixed draws of x (chunked)."""
-        Xmc = _mc_draws(self.X.shape[1], int(n_mc), int(seed))
+        n_mc = check_positive_int(n_mc, "n_mc")
+        Xmc = _mc_draws(self.X.shape[1], n_mc, int_from_seed(seed, bits=63))
         total = 0.0
         for start in range(0, Xmc.shape[0], 1 << 17):
             Xc = Xmc[start : start + (1 << 17)]
@@ -150,7 +158,7 @@ def simulate_rct(
     noise: float = 1.0,
     truth: str = "quadratic",
     probs: Any = None,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> RCTData:
     """Draw a K-arm randomised trial from the DLPT benchmark generator (see module docstring).
 
@@ -175,7 +183,7 @@ def simulate_rct(
     a = check_arms(arms)
     noise = check_positive(noise, "noise", strict=False)
     check_choice(truth, "truth", TRUTHS)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     X = rng.standard_normal((n, d))
     kind = "uniform"
     if probs is None:

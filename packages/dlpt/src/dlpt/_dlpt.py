@@ -29,13 +29,17 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from icml26_shared.checks import (
+    SeedLike,
     check_alpha,
     check_choice,
     check_finite_array,
     check_positive,
     check_positive_int,
     check_same_length,
+    int_from_seed,
 )
+from icml26_shared.experiment import progress as _progress
+from icml26_shared.experiment import say
 
 from ._basis import check_arms, gram, make_basis, resolve_probs, solve_gram
 from ._data import evaluate_policy
@@ -126,7 +130,9 @@ class DLPT:
         hidden: hidden layer widths of θ_η(x) (``()`` gives a linear θ).
         folds: cross-fitting folds L (``1`` is the no-cross-fitting ablation: θ̂ then sees each
             unit's own outcome and the score is no longer exactly unbiased).
-        seed: random seed (folds, initialisation, mini-batches).
+        seed: random seed (folds, initialisation, mini-batches): a non-negative int, a numpy
+            integer, a ``numpy.random.Generator`` or ``None`` (one draw of it becomes the int
+            seed ``self.seed``).
         basis: ``"legendre"`` (default) or ``"monomial"``; values do not depend on it.
         weight_decay, lr, epochs, batch_size, patience: training of θ_η (Adam, early stopping on
             an inner 15% validation split of the training folds).
@@ -146,7 +152,7 @@ class DLPT:
         degree: int | str = 2,
         hidden: Sequence[int] = (64, 64),
         folds: int = 5,
-        seed: int = 0,
+        seed: SeedLike = 0,
         *,
         basis: str = "legendre",
         weight_decay: float = 0.05,
@@ -160,8 +166,13 @@ class DLPT:
         self.degree = degree
         self.hidden = check_hidden(hidden, "hidden")
         self.folds = check_positive_int(folds, "folds")
-        self.seed = int(seed)
+        # an int (folds, initialisation, mini-batches use [seed, fold]); a Generator or None
+        # gives one draw of it
+        self.seed = int_from_seed(seed, bits=63)
         self.basis = check_choice(basis, "basis", ("legendre", "monomial"))
+        for name, v in (("lr", lr), ("weight_decay", weight_decay)):
+            if isinstance(v, str | bytes | bool):
+                raise TypeError(f"{name} must be a real number, got {v!r}")
         self.config = TrainConfig(
             lr=check_positive(lr, "lr"),
             weight_decay=check_positive(weight_decay, "weight_decay", strict=False),
@@ -172,7 +183,14 @@ class DLPT:
 
     # ------------------------------------------------------------------ fitting
     def fit(
-        self, X: ArrayLike, t: ArrayLike, y: ArrayLike, arms: ArrayLike, probs: Any = None
+        self,
+        X: ArrayLike,
+        t: ArrayLike,
+        y: ArrayLike,
+        arms: ArrayLike,
+        probs: Any = None,
+        *,
+        progress: bool | None = None,
     ) -> DLPT:
         """Cross-fit θ̂ and compute the orthogonal-score ingredients.
 
@@ -183,7 +201,10 @@ class DLPT:
             arms: the K tested dose levels (distinct).
             probs: known assignment probabilities: (K,), (n, K) or a callable X → (n, K);
                 entries > 0, rows summing to 1 (1e-8). Never estimated.
+            progress: show the cross-fitting folds (``None``: a bar on a terminal, a start and
+                an end line on stderr when piped; ``False``: silent).
         """
+        self._progress = progress
         X = check_finite_array(X, "X", ndim=2)
         t = check_finite_array(t, "t", ndim=1)
         y = check_finite_array(y, "y", ndim=1)
@@ -254,7 +275,9 @@ class DLPT:
         phi = basis(self.t_)
         theta = np.zeros((self.t_.size, q + 1))
         models = []
-        for f in range(self.folds):
+        show = getattr(self, "_progress", False)
+        desc = f"DLPT.fit: training θ̂ (degree {q}) on {self.folds} fold(s)"
+        for f in _progress(range(self.folds), enabled=show, desc=desc):
             test = np.flatnonzero(self.fold_ == f)
             tr = np.flatnonzero(self.fold_ != f) if self.folds > 1 else test
             net = self._fit_response(phi, tr, q, f)
@@ -404,7 +427,8 @@ class DLPT:
         hidden: Sequence[int] = (32, 32),
         extrapolate: float | None = None,
         alpha: float = 0.05,
-        seed: int | None = None,
+        seed: SeedLike = None,
+        progress: bool | None = None,
     ) -> Policy:
         """Learn π_ω by maximising mean ψ_i(π_ω), started from the plug-in argmax.
 
@@ -416,11 +440,13 @@ class DLPT:
             extrapolate: allow doses up to δ outside [t_min, t_max] (warns).
             alpha: miscoverage of the reported CI.
             seed: seed of the split and the policy net (default: the model's seed).
+            progress: one line per stage on stderr (refits, policy optimisation); ``None``
+                shows them, ``False`` is silent.
         """
         self._check_fitted()
         check_choice(split, "split", ("honest", "none"))
         alpha = check_alpha(alpha)
-        seed = self.seed if seed is None else int(seed)
+        seed = self.seed if seed is None else int_from_seed(seed, bits=63)
         lo, hi = self.basis_.lo, self.basis_.hi
         if extrapolate is not None:
             delta = check_positive(extrapolate, "extrapolate", strict=False)
@@ -434,10 +460,12 @@ class DLPT:
         if split == "none":
             learner, evaluator = self, self
         else:
+            say("DLPT.learn_policy: refitting θ̂ on each half of the units...", enabled=progress)
             perm = np.random.default_rng([seed, 7]).permutation(self.t_.size)
             half = perm.size // 2
             learner = self._refit(np.sort(perm[:half]))
             evaluator = self._refit(np.sort(perm[half:]))
+        say("DLPT.learn_policy: optimising the policy network...", enabled=progress)
         net = _optimise_policy(learner, lo, hi, hidden, self.config, seed)
         policy = Policy(net, lo, hi, split=split)
         pi0 = plug_in_policy(learner)
@@ -456,7 +484,9 @@ class DLPT:
         p = self.probs_ if self.probs_.ndim == 1 else self.probs_[rows]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            return other.fit(self.X_[rows], self.t_[rows], self.y_[rows], self.arms_, p)
+            return other.fit(
+                self.X_[rows], self.t_[rows], self.y_[rows], self.arms_, p, progress=False
+            )
 
 
 def plug_in_policy(model: DLPT) -> Callable[[Array], Array]:

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from icml26_shared.checks import SeedLike, int_from_seed, rng_from_seed
+
 Array = NDArray[np.float64]
 
 
@@ -49,13 +51,14 @@ def doubleml_available() -> bool:
 
 
 def dr_policy_forest(
-    X: Array, t: Array, y: Array, arms: Array, seed: int = 0
+    X: Array, t: Array, y: Array, arms: Array, seed: SeedLike = 0
 ) -> Callable[[Array], Array]:
     """econml ``DRPolicyForest`` (uniform known design: prior-frequency propensity model);
     returns the policy X → recommended tested dose."""
     from econml.policy import DRPolicyForest
     from sklearn.dummy import DummyClassifier
 
+    seed = int_from_seed(seed)  # scikit-learn's random_state: an int below 2**32
     k = np.argmin(np.abs(t[:, None] - arms[None, :]), axis=1)
     with threadpool_limits(limits=1):
         forest = DRPolicyForest(
@@ -73,7 +76,9 @@ def dr_policy_forest(
     return policy
 
 
-def doubleml_apos(X: Array, t: Array, y: Array, arms: Array, seed: int = 0) -> tuple[Array, Array]:
+def doubleml_apos(
+    X: Array, t: Array, y: Array, arms: Array, seed: SeedLike = 0
+) -> tuple[Array, Array]:
     """doubleml ``DoubleMLAPOS`` estimates (coef, se) of E[Y(t_k)] for every arm."""
     import doubleml as dml
     import pandas as pd
@@ -95,7 +100,7 @@ def doubleml_apos(X: Array, t: Array, y: Array, arms: Array, seed: int = 0) -> t
             draw_sample_splitting=False,
         )
         # our own seeded 5-fold split (doubleml would draw from numpy's global state)
-        fold = np.random.default_rng(seed).permutation(k.size) % 5
+        fold = rng_from_seed(seed).permutation(k.size) % 5
         splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(5)]
         model.set_sample_splitting(all_smpls=splits)
         model.fit()
