@@ -6,6 +6,10 @@ spaces (a trie) and factored spaces, after Blondel, Sander, Vivier-Ardisson, Liu
 Capabilities of Next-Token Prediction" (arXiv 2512.15605, ICML 2026). No public code exists;
 this is our implementation, and the KL bound of :func:`kl_bound` is ours.
 
+Start with a space (:class:`SequenceSpace`), then :func:`reward_to_steps` and :func:`ebm_to_arm`
+to turn sequence rewards into the exact next-token logits (and :func:`arm_to_ebm` back); sample
+with :func:`sample`, distil with :func:`distill`.
+
 >>> import numpy as np, arm_ebm
 >>> space = arm_ebm.SequenceSpace(3, 4, eos=2)
 >>> R = np.random.default_rng(0).normal(size=space.n_sequences)

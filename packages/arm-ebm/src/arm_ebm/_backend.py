@@ -59,6 +59,13 @@ def _as_real(x: Any, name: str) -> tuple[Any, Any]:
     if xp is np:
         if np.iscomplexobj(x):
             raise TypeError(f"{name} must be real-valued, got a complex array")
+        raw = x if isinstance(x, np.ndarray) else np.asarray(x)
+        if raw.dtype.kind in "USO" and not (
+            raw.dtype.kind == "O" and all(isinstance(v, int | float | np.number) for v in raw.flat)
+        ):
+            raise TypeError(
+                f"{name} must be a real numeric array, got {type(x).__name__} of dtype {raw.dtype}"
+            )
         try:
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):

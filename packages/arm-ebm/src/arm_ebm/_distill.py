@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    rng_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._backend import check_table, require_jax
@@ -146,7 +152,7 @@ def distill(
     objective: str = "kl",
     steps: int = 2000,
     learning_rate: float = 1e-2,
-    seed: int = 0,
+    seed: SeedLike = 0,
     progress: bool | None = None,
 ) -> DistilledARM:
     """Train q_θ(s) = W₂ tanh(W₁ φ(s) + b₁) + b₂ (jax + optax, Adam with cosine decay, float64).
@@ -171,7 +177,7 @@ def distill(
     steps = check_positive_int(steps, "steps")
     learning_rate = check_positive(learning_rate, "learning_rate")
     check_choice(objective, "objective", ("kl", "regress"))
-    r = np.asarray(check_table(np.asarray(r, dtype=np.float64), space, "r"))
+    r = np.asarray(check_table(r, space, "r"))
     X = prefix_features(space) if features is None else np.asarray(features, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] != space.n_states or not np.isfinite(X).all():
         raise ValueError(
@@ -202,7 +208,7 @@ def distill(
         Tu = np.zeros_like(Wu)
         np.add.at(Tu, inv, w[live] * target[live])
         Tu = np.where(Wu > 0, Tu / np.where(Wu > 0, Wu, 1.0), 0.0)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     F, A = X.shape[1], space.vocab_size
     with jax.enable_x64(True):
         params = {

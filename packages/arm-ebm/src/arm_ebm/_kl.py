@@ -95,8 +95,8 @@ def kl_bound(q_star: Any, q_hat: Any, space: _Layered, *, uniform: bool = False)
             coarser E|y|·ε²/2 + support term.
     """
     space = as_space(space)
-    qs = np.asarray(check_table(np.asarray(q_star, dtype=np.float64), space, "q_star"))
-    qh = np.asarray(check_table(np.asarray(q_hat, dtype=np.float64), space, "q_hat"))
+    qs = np.asarray(check_table(q_star, space, "q_star"))
+    qh = np.asarray(check_table(q_hat, space, "q_hat"))
     rho = np.asarray(visit_probabilities(qs, space))
     S = qs > -np.inf
     with np.errstate(invalid="ignore"):

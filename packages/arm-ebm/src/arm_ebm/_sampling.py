@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from icml26_shared.checks import check_choice, check_positive_int
+from icml26_shared.checks import SeedLike, check_choice, check_positive_int, rng_from_seed
 
 from ._backend import check_table, lse
 from ._maps import _reachable_dead_check
@@ -19,7 +19,7 @@ def sample(
     q: Any,
     space: _Layered,
     n: int,
-    seed: int | np.random.Generator | None = None,
+    seed: SeedLike = None,
     *,
     prompt: Any = 0,
     output: str = "tuples",
@@ -45,10 +45,10 @@ def sample(
     check_choice(output, "output", ("tuples", "array", "index"))
     if output == "index" and not isinstance(space, SequenceSpace):
         raise ValueError("output='index' needs a SequenceSpace (a trie), got a FactoredSpace")
-    q = np.asarray(check_table(np.asarray(q, dtype=np.float64), space, "q"))
+    q = np.asarray(check_table(q, space, "q"))
     v = lse(q, np)
     _reachable_dead_check(q, v, space)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     prompts = space._prompt_array(prompt, n)
     T = space.max_len
     tokens = np.full((n, T), -1, dtype=np.int64)

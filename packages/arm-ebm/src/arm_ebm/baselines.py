@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from icml26_shared.checks import check_positive_int
+from icml26_shared.checks import SeedLike, check_positive_int, rng_from_seed
 
 from ._backend import check_table, check_vector
 from ._maps import sequence_reward
@@ -29,7 +29,7 @@ __all__ = ["brute_force_arm", "brute_force_log_partition", "rejection_sample"]
 def brute_force_log_partition(R: Any, space: SequenceSpace) -> float | NDArray[np.float64]:
     """log Z per prompt by ``scipy.special.logsumexp`` over R (array over ``sequences()``)."""
     trie = as_trie(space, "brute_force_log_partition")
-    R = np.asarray(check_vector(np.asarray(R, dtype=np.float64), trie.n_sequences, "R", "R(y)"))
+    R = np.asarray(check_vector(R, trie.n_sequences, "R", "R(y)"))
     out = np.array([logsumexp(R[trie.sequence_prompt == p]) for p in range(trie.n_prompts)])
     return float(out[0]) if trie.n_prompts == 1 else out
 
@@ -37,7 +37,7 @@ def brute_force_log_partition(R: Any, space: SequenceSpace) -> float | NDArray[n
 def brute_force_arm(r: Any, space: SequenceSpace) -> NDArray[np.float64]:
     """EBM → ARM by enumeration: one ``logsumexp`` over the completions of each state."""
     trie = as_trie(space, "brute_force_arm")
-    r = np.asarray(check_table(np.asarray(r, dtype=np.float64), trie, "r"))
+    r = np.asarray(check_table(r, trie, "r"))
     R = np.asarray(sequence_reward(r, trie))
     paths = trie.paths()
     n = trie.n_states
@@ -70,7 +70,7 @@ def rejection_sample(
     accept: Any,
     space: SequenceSpace,
     n_accept: int,
-    seed: int | None = None,
+    seed: SeedLike = None,
     *,
     batch: int = 100_000,
     max_draws: int = 10**8,
@@ -79,13 +79,15 @@ def rejection_sample(
     array over ``space.sequences()``). Returns (accepted indices, number of draws)."""
     trie = as_trie(space, "rejection_sample")
     n_accept = check_positive_int(n_accept, "n_accept")
+    batch = check_positive_int(batch, "batch")
+    max_draws = check_positive_int(max_draws, "max_draws")
     acc = np.asarray(accept)
     if acc.shape != (trie.n_sequences,) or acc.dtype != np.bool_:
         raise ValueError(
             f"accept must be a boolean array of shape ({trie.n_sequences},), got "
             f"dtype {acc.dtype} and shape {acc.shape}"
         )
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     kept: list[NDArray[np.int64]] = []
     got, draws = 0, 0
     while got < n_accept:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from icml26_shared.checks import SeedLike, check_positive, check_positive_int, rng_from_seed
+
 from ._maps import arm_to_ebm
 from ._space import FactoredSpace, SequenceSpace
 
@@ -49,11 +51,19 @@ def task_key_step(key: tuple[int, int], a: int) -> tuple[int, int]:
 
 
 def planning_task(
-    seed: int = 0, *, min_letters: int = 6, max_letters: int = 10, scale: float = 1.0
+    seed: SeedLike = 0, *, min_letters: int = 6, max_letters: int = 10, scale: float = 1.0
 ) -> PlanningTask:
     """Build the task with a bigram p0 whose logits are ``scale``·N(0, 1) (seeded)."""
+    min_letters = check_positive_int(min_letters, "min_letters", minimum=0)
+    max_letters = check_positive_int(max_letters, "max_letters")
+    if max_letters < min_letters:
+        raise ValueError(
+            f"max_letters must be >= min_letters, got max_letters={max_letters} < "
+            f"min_letters={min_letters}"
+        )
+    scale = check_positive(scale, "scale", strict=False)
     T = max_letters + 1
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     W = scale * rng.normal(size=(4, 4))
     space = SequenceSpace(4, T, eos=EOS)
     n = space.n_states
