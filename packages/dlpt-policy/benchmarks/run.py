@@ -1,6 +1,6 @@
 """Timing and quality of DLPT against its peers on the same simulated trials.
 
-    python packages/dlpt/benchmarks/run.py [--quick] [--out reports/bench/dlpt.json]
+    python packages/dlpt-policy/benchmarks/run.py [--quick] [--out reports/bench/dlpt-policy.json]
 
 Cases: (1) per-arm values — DLPT V̂(π ≡ t_k) vs doubleml ``DoubleMLAPOS`` (time, max |diff|/SE,
 max |error|/SE against the Monte Carlo truth); (2) best-arm/continuous targeting — DLPT policy
@@ -33,11 +33,11 @@ def _fit(data, folds):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default="reports/bench/dlpt.json")
+    parser.add_argument("--out", default="reports/bench/dlpt-policy.json")
     args = parser.parse_args()
     n = 5_000 if args.quick else 20_000
     repeats = 1 if args.quick else 2
-    report = BenchReport("dlpt", quick=args.quick)
+    report = BenchReport("dlpt-policy", quick=args.quick)
     data = simulate_rct(n, seed=11)
     truths = np.array([data.true_value(float(a)) for a in data.arms])
 

@@ -33,7 +33,7 @@ def test_public_api_is_exact():
 def test_version_comes_from_metadata():
     import importlib.metadata
 
-    assert dlpt.__version__ == importlib.metadata.version("dlpt")
+    assert dlpt.__version__ == importlib.metadata.version("dlpt-policy")
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ def test_experiment_is_registered():
     from importlib.metadata import entry_points
 
     eps = {ep.name: ep for ep in entry_points(group="icml26.experiments")}
-    assert eps["dlpt"].load() is EXPERIMENT
+    assert eps["dlpt-policy"].load() is EXPERIMENT
 
 
 @pytest.mark.slow
@@ -18,4 +18,4 @@ def test_quick_reproduce_runs_and_records_every_item(tmp_path):
     for item in "1234567":
         assert any(k.startswith(item) for k in result.checks), item
     assert (tmp_path / "regret_vs_n.png").exists()
-    assert json.loads((tmp_path / "result.json").read_text())["package"] == "dlpt"
+    assert json.loads((tmp_path / "result.json").read_text())["package"] == "dlpt-policy"

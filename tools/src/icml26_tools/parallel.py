@@ -40,7 +40,7 @@ TYPICAL_QUICK_SECONDS = {
     "costly-cp": 96,
     "up-ocp": 89,
     "rep-unlearn": 54,
-    "dlpt": 44,
+    "dlpt-policy": 44,
     "arm-ebm": 41,
     "dxpp": 32,
     "rsa-cp": 19,

@@ -19,6 +19,6 @@ from ._dlpt import DLPT as DLPT
 from ._dlpt import Policy as Policy
 from ._dlpt import ValueEstimate as ValueEstimate
 
-__version__ = importlib.metadata.version("dlpt")
+__version__ = importlib.metadata.version("dlpt-policy")
 
 __all__ = ["DLPT", "DesignReport", "Policy", "ValueEstimate", "design_report"]

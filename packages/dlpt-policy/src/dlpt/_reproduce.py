@@ -378,7 +378,7 @@ def _figures(plt, out_dir: Path, curves: dict, slopes: dict, policy, quick: bool
 def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     sz = QUICK if quick else FULL
     peers = _peers.econml_available()
-    result = ExperimentResult("dlpt", "continuous policies from discrete RCTs, debiased")
+    result = ExperimentResult("dlpt-policy", "continuous policies from discrete RCTs, debiased")
     gap = simulate_rct(10, seed=0).gap(sz.n_mc)
     result.notes.append(
         f"generator: V(t*) = {gap['v_star']:.4f}, max_k V(t_k) = {gap['best_single_arm']:.4f}, "
@@ -453,7 +453,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         result.notes.append("doubleml is not installed: item 6 not measured")
     for name, ok in _unit_identities().items():
         result.checks[f"7 {name}"] = ok
-    plt = require_matplotlib("plot", "dlpt")
+    plt = require_matplotlib("plot", "dlpt-policy")
     result.figures += _figures(plt, out_dir, curves, slopes, runs[0]["_policy"], quick)
     result.notes.append(
         "regret vs n (mean over seeds): "
@@ -475,7 +475,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
 
 
 EXPERIMENT = Experiment(
-    "dlpt",
+    "dlpt-policy",
     "debiased values and learned continuous policies from a 3-arm trial vs best-arm targeting",
     reproduce,
 )
