@@ -92,12 +92,15 @@ class _Terminal(io.StringIO):
 
 
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
-    (None, True, True), (None, False, False), (False, True, False), (True, False, True),
+    (None, True, True), (None, False, True), (False, True, False), (True, False, True),
 ])  # fmt: skip
 def test_training_progress_bar_defaults_to_the_terminal(small, monkeypatch, progress, tty, shown):
+    """``None``: a bar on a terminal, a start and an end line when piped; ``False``: silent."""
     env, trajs, _ = small
     err = _Terminal() if tty else io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     model = RewardModel(env.observation_space, env.action_space, seed=0)
     fit_r4(model, trajs, np.arange(30) % 3, epochs=2, progress=progress)
     assert ("R4" in err.getvalue()) is shown
+    if progress is None and not tty:  # piped: plain lines, no bar
+        assert "R4:" in err.getvalue() and "done in" in err.getvalue()

@@ -10,6 +10,10 @@ permutahedron by pool-adjacent-violators, exact backward), :func:`rmse_loss`,
 (GridWorld with exact value iteration, the Pendulum controller family), :mod:`r4_rl.data`
 (trajectory containers and pools), :mod:`r4_rl.baselines` (RbRL, Bradley–Terry, regression).
 :class:`LearnedRewardWrapper` needs ``pip install r4-rl[gym]`` and is imported on first use.
+
+Start with :class:`RewardModel` and :func:`fit_r4` on rated trajectories (e.g.
+``r4_rl.data.gridworld_pool`` rated by a :class:`Rater`), then read the learned reward with
+``model.reward_table()`` or ``model.returns(trajs)``.
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml26_shared.checks import SeedLike
+
 from ._data import Trajectories
 from ._model import FitResult, RewardModel, check_epochs, check_ratings, train_loop
 
@@ -57,7 +59,7 @@ def fit_rbrl(
     trajs: Trajectories,
     ratings: Any,
     epochs: int = 100,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     n_bins: int | None = None,
     kappa: float = 30.0,
@@ -90,7 +92,7 @@ def fit_bt(
     pairs: Any,
     prefs: Any,
     epochs: int = 100,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     batch_size: int = 160,
     lr: float = 3e-3,
@@ -127,7 +129,7 @@ def fit_regression(
     trajs: Trajectories,
     ratings: Any,
     epochs: int = 100,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     n_bins: int | None = None,
     batch_size: int = 320,

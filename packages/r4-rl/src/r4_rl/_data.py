@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26_shared.checks import SeedLike, rng_from_seed
+
 __all__ = ["Trajectories", "gridworld_pool", "pendulum_pool"]
 
 
@@ -146,7 +148,7 @@ class Trajectories:
 
 
 def gridworld_pool(
-    env: Any, n: int = 1000, *, seed: int = 0, epsilons: Sequence[float] | None = None
+    env: Any, n: int = 1000, *, seed: SeedLike = 0, epsilons: Sequence[float] | None = None
 ) -> tuple[Trajectories, np.ndarray]:
     """The GridWorld pool of the benchmark: uniform-random and ε-greedy-around-optimal rollouts.
 
@@ -163,7 +165,7 @@ def gridworld_pool(
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an integer >= 2, got {n!r}")
     eps_list = [round(0.1 * k, 1) for k in range(1, 10)] if epsilons is None else list(epsilons)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     _, greedy = env.value_iteration(env.reward)
     uniform = np.full((env.horizon, env.n_states, env.n_actions), 1.0 / env.n_actions)
     policies = [uniform] + [(1 - e) * env.one_hot_policy(greedy) + e * uniform for e in eps_list]
@@ -181,7 +183,7 @@ def gridworld_pool(
 def pendulum_pool(
     n: int = 400,
     *,
-    seed: int = 0,
+    seed: SeedLike = 0,
     random_fraction: float = 0.2,
     horizon: int = 200,
     progress: bool | None = None,
@@ -205,7 +207,7 @@ def pendulum_pool(
         raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction!r}")
     env = make_pendulum(horizon)
     family = PendulumSwingUp()
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     obs, acts, rets = [], [], []
     for i in bar(range(n), enabled=progress, total=n, desc="pendulum pool"):
         ep_seed = int(rng.integers(2**31))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,8 @@ __all__ = ["kendall_tau", "normalised_score"]
 
 
 def kendall_tau(pred: Any, true: Any) -> float:
-    """Kendall's τ-b between two return vectors (1: same order, 0: unrelated, −1: reversed).
+    """Kendall's τ-b between two return vectors (1: same order, 0: unrelated, −1: reversed;
+    0 with a warning when either is constant).
 
     Example:
         >>> kendall_tau([1.0, 2.0, 3.0], [10.0, 20.0, 30.0])
@@ -26,7 +28,16 @@ def kendall_tau(pred: Any, true: Any) -> float:
     from scipy.stats import kendalltau  # imported on first use: scipy.stats takes seconds
 
     tau = kendalltau(p, t).statistic
-    return 0.0 if not np.isfinite(tau) else round(float(tau), 12)
+    if not np.isfinite(tau):
+        which = "pred" if np.ptp(p) == 0 else "true"
+        warnings.warn(
+            f"kendall_tau is undefined when {which} is constant (all {p.size} values equal): "
+            "returning 0.0 (no order)",
+            UserWarning,
+            stacklevel=2,
+        )
+        return 0.0
+    return round(float(tau), 12)
 
 
 def normalised_score(j: float, j_rand: float, j_best: float) -> float:

@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml26_shared.checks import SeedLike, int_from_seed
+
 from ._data import Trajectories
 from ._envs import space_kind
 from ._progress import bar
@@ -43,7 +45,7 @@ class RewardModel(nn.Module):
         hidden: Sequence[int] | str = (64, 64),
         *,
         gamma: float = 1.0,
-        seed: int | None = None,
+        seed: SeedLike = None,
     ) -> None:
         super().__init__()
         self.obs_kind, self.obs_dim = space_kind(obs_space, "obs_space")
@@ -52,9 +54,13 @@ class RewardModel(nn.Module):
             if hidden != "mini":
                 raise ValueError(f"hidden must be a sequence of widths or 'mini', got {hidden!r}")
             hidden = (5,)
+        if not all(isinstance(h, int | np.integer) and not isinstance(h, bool) for h in hidden):
+            raise TypeError(f"hidden must be a sequence of integer widths, got {hidden!r}")
         widths = [int(h) for h in hidden]
         if any(h < 1 for h in widths):
             raise ValueError(f"hidden widths must be >= 1, got {list(hidden)}")
+        if isinstance(gamma, str | bytes | bool):
+            raise TypeError(f"gamma must be a real number in (0, 1], got {gamma!r}")
         try:
             g = float(gamma)
         except (TypeError, ValueError):
@@ -63,7 +69,13 @@ class RewardModel(nn.Module):
             raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
         self.gamma = g
         self.hidden = tuple(widths)
-        gen = torch.Generator().manual_seed(seed) if seed is not None else None
+        # None: torch's global generator (seeded from OS entropy unless torch.manual_seed was
+        # called); a numpy Generator gives one draw of it
+        gen = (
+            torch.Generator().manual_seed(int_from_seed(seed, bits=63))
+            if seed is not None
+            else None
+        )
         layers: list[nn.Module] = []
         d = self.obs_dim + self.act_dim
         for h in widths:
@@ -189,8 +201,9 @@ def train_loop(
     """Adam on ``step_loss(rng)`` for ``steps`` steps (shared by R4 and the baselines)."""
     if not isinstance(model, RewardModel):
         raise ValueError(f"model must be a RewardModel, got {type(model).__name__}")
-    if not (isinstance(lr, int | float) and 0 < lr < float("inf")):
+    if isinstance(lr, bool) or not (isinstance(lr, int | float) and 0 < lr < float("inf")):
         raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    seed = int_from_seed(seed, bits=63)  # torch.manual_seed and numpy need an int
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)

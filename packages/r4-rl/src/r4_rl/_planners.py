@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from icml26_shared.checks import SeedLike, int_from_seed, rng_from_seed
+
 from ._envs import GridWorld, space_kind
 from ._progress import bar
 
@@ -47,7 +49,7 @@ def q_learning(
     *,
     episodes: int = 20_000,
     n_envs: int = 100,
-    seed: int = 0,
+    seed: SeedLike = 0,
     progress: bool | None = None,
 ) -> np.ndarray:
     """Time-indexed tabular Q-learning on ``reward_fn`` with the env's sampled dynamics.
@@ -75,7 +77,7 @@ def q_learning(
     if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
         raise ValueError(f"n_envs must be an integer >= 1, got {n_envs!r}")
     r = _reward_table(reward_fn, env.n_states, env.n_actions)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     H, S, A = env.horizon, env.n_states, env.n_actions
     Q = np.zeros((H + 1, S, A))
     visits = np.zeros((H, S, A))
@@ -107,7 +109,7 @@ def rollout(
     env: Any,
     policy: Callable[[np.ndarray], np.ndarray] | None,
     *,
-    seed: int,
+    seed: SeedLike,
     action_noise: float = 0.0,
     rng: np.random.Generator | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,6 +119,7 @@ def rollout(
     standard deviation to each action (clipped to the action box). ``obs[t]`` is the observation
     the action ``actions[t]`` was taken in.
     """
+    seed = int_from_seed(seed)  # gymnasium's reset takes an int
     rng = np.random.default_rng(seed) if rng is None else rng
     space = env.action_space
     low, high = np.asarray(space.low), np.asarray(space.high)
@@ -157,7 +160,7 @@ def cem_search(
     population: int = 24,
     elite_frac: float = 0.25,
     episodes: int = 2,
-    seed: int = 0,
+    seed: SeedLike = 0,
     progress: bool | None = None,
 ) -> CEMResult:
     """Cross-entropy search over ``policy_family`` parameters, scored by ``reward_fn``.
@@ -187,7 +190,7 @@ def cem_search(
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
     score_steps = _step_scorer(reward_fn)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     mean = np.asarray(policy_family.init_mean, dtype=np.float64).copy()
     std = np.asarray(policy_family.init_std, dtype=np.float64).copy()
     n_elite = max(1, round(elite_frac * population))

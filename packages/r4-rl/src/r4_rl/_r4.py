@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26_shared.checks import SeedLike
+
 from ._data import Trajectories
 from ._model import FitResult, RewardModel, check_epochs, check_ratings, train_loop
 from ._softrank import _check_eps, rmse_loss
@@ -32,7 +34,7 @@ def fit_r4(
     trajs: Trajectories,
     ratings: Any,
     epochs: int = 100,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     n_bins: int | None = None,
     batch_size: int = 64,

@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from icml26_shared.checks import check_finite_array, check_in_interval, check_positive
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_in_interval,
+    check_positive,
+    rng_from_seed,
+)
 
 __all__ = ["Rater"]
 
@@ -45,7 +51,7 @@ class Rater:
         *,
         unused_bins: int = 0,
         edges: Any | None = None,
-        seed: int = 0,
+        seed: SeedLike = 0,
     ) -> None:
         if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 2:
             raise ValueError(f"n_bins must be an integer >= 2, got {n_bins!r}")
@@ -61,7 +67,7 @@ class Rater:
                 f"unused_bins must be an integer in [0, {self.n_bins - 2}], got {unused_bins!r}"
             )
         self.unused_bins = int(unused_bins)
-        self.rng = np.random.default_rng(seed)
+        self.rng = rng_from_seed(seed)
         self.scale: float | None = None
         self.edges: np.ndarray | None = None
         if edges is not None:
