@@ -2,7 +2,13 @@
 
 Our reconstruction of GSE-Flow (Wu, Liu, Yu, Sun, "Flow for Future: Geometric SE(3)-Equivariant
 Flow Matching for 3D Trajectory Prediction", ICML 2026) from the paper's abstract; not the
-authors' code. See README.md.
+authors' code.
+
+Start with :func:`nbody_windows` (or :func:`make_windows` on your own ``(B, H, N, 3)``
+trajectories) for data, build a :class:`GSEFlow` with ``sigma=prior_scale(windows)``, fit it
+with :func:`train` (``optax.adam(1e-3)``, a PRNG key), then draw futures with :func:`sample`
+and score them with :func:`evaluate`. The first call to ``train`` and to ``sample`` compiles
+(tens of seconds on a small CPU); both print a line per stage when stderr is piped.
 """
 
 from importlib import metadata as _metadata

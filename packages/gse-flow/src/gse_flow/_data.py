@@ -26,10 +26,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from icml26_shared.checks import (
+    SeedLike,
     check_choice,
     check_finite_array,
     check_positive,
     check_positive_int,
+    check_seed,
+    rng_from_seed,
 )
 from icml26_shared.datasets import nbody_trajectories
 
@@ -151,7 +154,7 @@ def nbody_windows(
     n_history: int = 10,
     n_future: int = 20,
     n_particles: int = 5,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> Windows:
     """Charged N-body windows: one ``H + F`` frame window per simulated trajectory.
 
@@ -162,6 +165,7 @@ def nbody_windows(
     B = check_positive_int(n_windows, "n_windows")
     H = check_positive_int(n_history, "n_history", minimum=2)
     F = check_positive_int(n_future, "n_future")
+    check_seed(seed)
     pos, _, charges = nbody_trajectories(B, H + F, n_particles=n_particles, seed=seed)
     return make_windows(
         pos[:, :H], pos[:, H:], charges[..., None], fully_connected_edges(n_particles)
@@ -316,7 +320,7 @@ def toy_md(
     steps_per_frame: int = 10,
     temperature: float = 0.3,
     friction: float = 1.0,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int32]]:
     """Toy molecular dynamics of a fixed 21-atom molecule (numpy, BAOAB Langevin).
 
@@ -331,7 +335,7 @@ def toy_md(
     T = check_positive_int(n_frames, "n_frames")
     dt = check_positive(dt, "dt")
     kT = check_positive(temperature, "temperature")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     bonds, z = _toy_topology()
     n = len(z)
     angles = _angles(bonds, n)
@@ -364,7 +368,7 @@ def toy_md(
 
 
 def toy_md_windows(
-    n_windows: int, *, n_history: int = 10, n_future: int = 20, seed: int = 0
+    n_windows: int, *, n_history: int = 10, n_future: int = 20, seed: SeedLike = 0
 ) -> Windows:
     """One ``H + F`` window per toy-MD trajectory (node scalar: atomic number / 10)."""
     H = check_positive_int(n_history, "n_history", minimum=2)

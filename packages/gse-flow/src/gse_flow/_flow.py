@@ -34,7 +34,14 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice, check_finite_array, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_finite_array,
+    check_positive_int,
+    rng_from_seed,
+)
+from icml26_shared.experiment import progress as progress_bar
 
 from ._data import Windows, make_windows
 from ._evaluate import energy_score
@@ -276,6 +283,7 @@ def sample(
     use_cache: bool = True,
     batch_size: int = 64,
     temperature: float = 1.0,
+    progress: bool | None = None,
 ) -> NDArray[np.float32]:
     """Sample ``k`` futures per history by integrating the learned flow.
 
@@ -294,6 +302,9 @@ def sample(
             equal chunks (the last one padded, not recompiled).
         temperature: factor on the prior noise ε (``0``: the noise-free output, the same
             for every sample; ``1``: the trained model's law).
+        progress: a bar over the chunks of ``batch_size`` windows; ``None`` (default): a bar
+            on a terminal, one line when sampling starts and one when it ends when stderr is
+            piped (the first call compiles, which takes seconds); ``False``: silent.
 
     Returns:
         ``(K, F, N, 3)`` for one window, ``(B, K, F, N, 3)`` for a batch (numpy float32).
@@ -323,7 +334,9 @@ def sample(
     F = model.n_future
     eps = float(temperature) * centered_noise(key, (B, k, F, N, 3))
     out = []
-    for start in range(0, B, batch_size):
+    chunks = range(0, B, batch_size)
+    desc = f"sample: {B} window(s) x {k} futures, {n_steps} {solver} steps"
+    for start in progress_bar(chunks, enabled=progress, total=len(chunks), desc=desc):
         idx = np.arange(start, start + batch_size).clip(max=B - 1)
         pm = None if w.prior_mean is None else jnp.asarray(w.prior_mean[idx])
         res = _sample_batch(
@@ -390,6 +403,7 @@ def select_temperature(
             solver=solver,
             prior_mean=prior_mean,
             temperature=float(t),
+            progress=False,
         )
         scores[float(t)] = energy_score(s, windows.future)
     return min(scores, key=scores.__getitem__), scores
@@ -512,7 +526,7 @@ def out_of_fold(
     windows: Windows,
     *,
     n_folds: int = 2,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> np.ndarray:
     """Out-of-fold predictions ``(B, F, N, 3)`` of a deterministic predictor on ``windows``.
 
@@ -527,7 +541,7 @@ def out_of_fold(
     B = windows.n_windows
     if n_folds > B:
         raise ValueError(f"n_folds must be <= the {B} windows, got {n_folds}")
-    folds = np.array_split(np.random.default_rng(seed).permutation(B), n_folds)
+    folds = np.array_split(rng_from_seed(seed).permutation(B), n_folds)
     out = np.empty(np.shape(windows.future), np.float32)
     for held in folds:
         keep = np.setdiff1d(np.arange(B), held)

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+    rng_from_seed,
+)
 
 from ._data import Windows, fully_connected_edges, make_windows
 
@@ -43,7 +49,7 @@ def lj13_trajectory(
     steps_per_frame: int = 10,
     friction: float = 1.0,
     burn_in: int = 1000,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> np.ndarray:
     """``(n_frames, 13, 3)`` positions of one LJ13 Langevin trajectory (ase ``Langevin``,
     ``LennardJones(sigma=1, epsilon=1, rc=3, smooth=True)``), a frame every
@@ -63,7 +69,7 @@ def lj13_trajectory(
     spf = check_positive_int(steps_per_frame, "steps_per_frame")
     gamma = check_positive(friction, "friction")
     burn = check_positive_int(burn_in, "burn_in", minimum=0)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     atoms.positions += 0.01 * rng.standard_normal((N_ATOMS, 3))
     thermalize(atoms, temperature_K=kT / units.kB, rng=rng)
     atoms.set_constraint(FixCom())  # ase's advice over Langevin(fixcm=True) for small systems
@@ -88,7 +94,7 @@ def lj13_windows(
     spacing: int = 10,
     n_trajectories: int = 4,
     temperature: float = 0.3,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> Windows:
     """``n_windows`` windows of ``n_history + n_future`` frames, cut every ``spacing`` frames
     from ``n_trajectories`` independent LJ13 trajectories (:func:`lj13_trajectory`); node
@@ -98,6 +104,7 @@ def lj13_windows(
     F = check_positive_int(n_future, "n_future")
     gap = check_positive_int(spacing, "spacing")
     R = check_positive_int(n_trajectories, "n_trajectories")
+    seed = int_from_seed(seed, bits=52)
     per = -(-B // R)
     windows = []
     for r in range(R):

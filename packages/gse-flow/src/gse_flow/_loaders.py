@@ -125,6 +125,11 @@ def parse_asf(text: str) -> dict[str, Any]:
             if parts[0] in ("begin", "end"):
                 continue
             children.setdefault(parts[0], []).extend(parts[1:])
+    if not bones:
+        raise ValueError(
+            "text must be an ASF skeleton with bones in a :bonedata section, got none "
+            "(empty text or another format)"
+        )
     order, stack = [], ["root"]
     while stack:
         b = stack.pop(0)

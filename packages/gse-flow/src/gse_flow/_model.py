@@ -506,6 +506,8 @@ class GSEFlow(eqx.Module):
         if not (np.isfinite(readout_init) and readout_init >= 0):
             raise ValueError(f"readout_init must be a finite number >= 0, got {readout_init}")
         self.length_scale = check_positive(length_scale, "length_scale")
+        if history_window is not None:
+            history_window = check_positive_int(history_window, "history_window")
         self.history_window = history_window
         self.future_window = check_positive_int(future_window, "future_window")
         self.irreps = _hidden_irreps(irreps_hidden, chiral)

@@ -254,6 +254,7 @@ def _flow_samples(
         solver=solver,
         temperature=temperature,
         prior_mean=prior_mean,
+        progress=False,
     )
 
 

@@ -13,6 +13,8 @@ gradient as on one device, up to floating-point summation order.
 from __future__ import annotations
 
 import sys
+import time
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -25,6 +27,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_positive_int
 from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import say
 
 from ._data import Windows
 from ._flow import flow_matching_loss
@@ -157,7 +160,8 @@ def train(
         loss_fn: :func:`flow_matching_loss` (default) or :func:`mse_loss`.
         batch_size: windows per step (a multiple of the mesh size).
         mesh: optional 1-D ``"data"`` mesh for data-parallel training.
-        progress: show a progress bar (default: only when stderr is a terminal).
+        progress: show a progress bar; ``None`` (default): a bar on a terminal, and one line
+            when training starts and one when it ends when stderr is piped; ``False``: silent.
 
     Returns:
         :class:`TrainResult` ``(model, losses)``.
@@ -165,6 +169,7 @@ def train(
     check_key(key)
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
+    _check_frames(model, data)
     n = data.n_windows
     if batch_size > n:
         raise ValueError(f"batch_size must be <= the {n} training windows, got {batch_size}")
@@ -183,10 +188,18 @@ def train(
     loss_keys = jax.random.split(k_loss, steps)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     if mesh is None and not show:  # every step in one compiled loop
+        piped = progress is None
+        if piped:
+            say(f"train: {steps} steps in one compiled loop (JAX compiles first)...")
+        start = time.perf_counter()
         model, _, losses = _train_loop(
             model, opt_state, _as_device_batch(data, graph), batches, loss_keys, optimizer, loss_fn
         )
-        return TrainResult(model, np.asarray(losses, np.float64))
+        losses = np.asarray(losses, np.float64)
+        if piped:
+            say(f"train: done in {time.perf_counter() - start:.1f} s, last loss {losses[-1]:.4g}")
+        _warn_if_diverged(losses)
+        return TrainResult(model, losses)
     losses = np.empty(steps)
     for i in progress_bar(range(steps), enabled=show, total=steps, desc="train"):
         batch = _as_device_batch(data.take(batches[i]), graph)
@@ -196,7 +209,34 @@ def train(
             model, opt_state, batch, loss_keys[i], optimizer, loss_fn
         )
         losses[i] = float(loss)
+    _warn_if_diverged(losses)
     return TrainResult(model, losses)
+
+
+def _warn_if_diverged(losses: NDArray[np.float64]) -> None:
+    bad = ~np.isfinite(losses)
+    if bad.any():
+        warnings.warn(
+            f"training diverged: the loss is {losses[bad][0]} from step {int(np.argmax(bad))} on "
+            "(a NaN or too large learning rate?); the returned model's weights are not usable",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _check_frames(model: Any, data: Windows) -> None:
+    """The windows' history and future lengths must be the model's ``n_history`` and
+    ``n_future`` (else JAX fails deep inside with a broadcasting error)."""
+    if not isinstance(data, Windows):
+        raise TypeError(f"data must be gse_flow.Windows, got {type(data).__name__}")
+    H, F = np.shape(data.history)[1], np.shape(data.future)[1]
+    for name, want, got in (("n_history", "history", H), ("n_future", "future", F)):
+        n = getattr(model, name, None)
+        if n is not None and n != got:
+            raise ValueError(
+                f"data must have the model's {name} = {n} frames of {want}, got {got}: build "
+                f"the model with {name}={got} or cut the windows with {name}={n}"
+            )
 
 
 @eqx.filter_jit
@@ -207,6 +247,13 @@ def _predict_batch(model: Any, history, node_attr, graph) -> jax.Array:
 def predict(model: Any, windows: Windows, *, batch_size: int = 128) -> NDArray[np.float32]:
     """Deterministic predictions ``(B, F, N, 3)`` of a baseline with a ``predict`` method."""
     batch_size = check_positive_int(batch_size, "batch_size")
+    if not isinstance(windows, Windows):
+        raise TypeError(f"windows must be gse_flow.Windows, got {type(windows).__name__}")
+    H = np.shape(windows.history)[1]
+    if getattr(model, "n_history", H) != H:
+        raise ValueError(
+            f"windows must have the model's n_history = {model.n_history} frames, got {H}"
+        )
     graph = windows.graph
     B = windows.n_windows
     out = []
