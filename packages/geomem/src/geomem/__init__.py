@@ -9,6 +9,10 @@ Submodules: :mod:`geomem.graphs` (path-star, star-tree, grid, cycle, irregular; 
 (navigation, edge recovery, geometric score, spectral share/alignment, first-step and exact-path
 accuracy), :mod:`geomem.incontext` (the in-context contrast) and :mod:`geomem.plots`.
 :func:`train` trains any of the models on a graph.
+
+Start with a graph, ``geomem.graphs.path_star(20, 5, seed=0)``, a model,
+``geomem.models.Node2Vec(g.n_nodes, dim=100)``, and :func:`train` ``(model, g)``; then read
+the memory's geometry with :mod:`geomem.probes` (``navigation``, ``spectral_share``).
 """
 
 import importlib.metadata

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from torch import nn
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_choice, check_positive_int
+from icml26_shared.checks import SeedLike, check_choice, check_positive_int, int_from_seed
 
 from ._tasks import SPECIALS
 
@@ -99,9 +99,10 @@ class GPT(nn.Module):
         freeze_embeddings: bool = False,
         attention: bool = True,
         positions: str = "learned",
-        seed: int = 0,
+        seed: SeedLike = 0,
     ) -> None:
         super().__init__()
+        seed = int_from_seed(seed, "seed", bits=63)
         self.n_nodes = check_positive_int(n_nodes, "n_nodes", minimum=2)
         dim = check_positive_int(dim, "dim")
         n_layers = check_positive_int(n_layers, "n_layers")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_positive_int
+from icml26_shared.checks import SeedLike, check_positive_int, rng_from_seed
 
 __all__ = [
     "IRREGULAR_EDGES",
@@ -134,7 +134,7 @@ def _arms_graph(
     d: int, arm_nodes: list[list[int]], edges: list[tuple[int, int]], seed: int, name: str
 ) -> Graph:
     n = 1 + sum(len(a) for a in arm_nodes)
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     perm = rng.permutation(n).astype(np.int64)
     adj = _adjacency(n, edges, perm)
     arms = [perm[np.asarray(a)] for a in arm_nodes]
@@ -143,7 +143,7 @@ def _arms_graph(
     return Graph(adj, int(perm[0]), leaves, train, test, arms, name)
 
 
-def path_star(d: int, l: int, seed: int = 0) -> Graph:
+def path_star(d: int, l: int, seed: SeedLike = 0) -> Graph:
     """Path-star graph: a root and ``d`` arms of ``l - 1`` nodes each.
 
     ``d(l-1) + 1`` nodes, ``d(l-1)`` edges, ``d`` leaves; every root-to-leaf path has ``l - 1``
@@ -163,7 +163,7 @@ def path_star(d: int, l: int, seed: int = 0) -> Graph:
     return _arms_graph(d, arm_nodes, edges, seed, f"path_star(d={d}, l={l})")
 
 
-def star_tree(d: int, depth: int, branching: int = 2, seed: int = 0) -> Graph:
+def star_tree(d: int, depth: int, branching: int = 2, seed: SeedLike = 0) -> Graph:
     """Star of ``d`` trees: the root joins ``d`` complete ``branching``-ary trees of ``depth``
     levels. Leaves are the trees' deepest nodes; ``arms`` lists each root-to-leaf path (minus the
     root), so ``path_to`` and ``first_hop`` work as for path-stars.
@@ -192,7 +192,7 @@ def star_tree(d: int, depth: int, branching: int = 2, seed: int = 0) -> Graph:
             level = new
         paths += level
     n = nxt
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     perm = rng.permutation(n).astype(np.int64)
     adj = _adjacency(n, edges, perm)
     arms = [perm[np.asarray(p)] for p in paths]
@@ -202,7 +202,7 @@ def star_tree(d: int, depth: int, branching: int = 2, seed: int = 0) -> Graph:
     return g
 
 
-def grid(rows: int, cols: int, seed: int = 0) -> Graph:
+def grid(rows: int, cols: int, seed: SeedLike = 0) -> Graph:
     """The ``rows x cols`` grid graph (4-neighbourhood), ids permuted.
 
     >>> sorted(set(grid(4, 4).degrees.tolist()))
@@ -210,27 +210,29 @@ def grid(rows: int, cols: int, seed: int = 0) -> Graph:
     """
     rows = check_positive_int(rows, "rows")
     cols = check_positive_int(cols, "cols")
+    if rows * cols < 2:
+        raise ValueError(f"rows x cols must be at least 2 nodes, got {rows} x {cols}")
     edges = [(r * cols + c, r * cols + c + 1) for r in range(rows) for c in range(cols - 1)]
     edges += [(r * cols + c, (r + 1) * cols + c) for r in range(rows - 1) for c in range(cols)]
-    perm = np.random.default_rng(seed).permutation(rows * cols).astype(np.int64)
+    perm = rng_from_seed(seed).permutation(rows * cols).astype(np.int64)
     return Graph(_adjacency(rows * cols, edges, perm), name=f"grid({rows}x{cols})")
 
 
-def cycle(n: int, seed: int = 0) -> Graph:
+def cycle(n: int, seed: SeedLike = 0) -> Graph:
     """The cycle on ``n >= 3`` nodes, ids permuted (every degree 2).
 
     >>> cycle(16).n_edges
     16
     """
     n = check_positive_int(n, "n", minimum=3)
-    perm = np.random.default_rng(seed).permutation(n).astype(np.int64)
+    perm = rng_from_seed(seed).permutation(n).astype(np.int64)
     edges = [(i, (i + 1) % n) for i in range(n)]
     return Graph(_adjacency(n, edges, perm), name=f"cycle({n})")
 
 
-def irregular(seed: int = 0) -> Graph:
+def irregular(seed: SeedLike = 0) -> Graph:
     """The fixed connected irregular graph (16 nodes, 20 edges, :data:`IRREGULAR_EDGES`)."""
-    perm = np.random.default_rng(seed).permutation(16).astype(np.int64)
+    perm = rng_from_seed(seed).permutation(16).astype(np.int64)
     return Graph(_adjacency(16, list(IRREGULAR_EDGES), perm), name="irregular(16, 20)")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_positive_int
+from icml26_shared.checks import SeedLike, check_positive_int, rng_from_seed
 
 from ._graphs import path_star
 from ._tasks import SPECIALS, Example
@@ -32,6 +32,8 @@ __all__ = ["InContextBatch", "make_dataset", "sequence_length"]
 
 def sequence_length(d: int, l: int, commas: bool = True) -> int:
     """Tokens in one in-context example of a path-star(d, l) (``commas``: inside the path)."""
+    d = check_positive_int(d, "d")
+    l = check_positive_int(l, "l", minimum=2)
     m = d * (l - 1)
     return 1 + 3 * m - 1 + 4 + ((2 * l - 1) if commas else l) + 1
 
@@ -74,7 +76,7 @@ def _one(d: int, l: int, n_labels: int, rng: np.random.Generator, commas: bool) 
 
 
 def make_dataset(
-    n: int, d: int = 5, l: int = 5, n_labels: int = 50, seed: int = 0, *, commas: bool = True
+    n: int, d: int = 5, l: int = 5, n_labels: int = 50, seed: SeedLike = 0, *, commas: bool = True
 ) -> InContextBatch:
     """``n`` in-context path-star examples (fresh graph and labels each); ``commas=False``
     writes the path without commas (the positive control).
@@ -91,7 +93,7 @@ def make_dataset(
     n_labels = check_positive_int(n_labels, "n_labels", minimum=2)
     if n_labels < d * (l - 1) + 1:
         raise ValueError(f"n_labels must be >= the graph's {d * (l - 1) + 1} nodes, got {n_labels}")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     ex = [_one(d, l, n_labels, rng, bool(commas)) for _ in range(n)]
     ids = torch.tensor([e.ids for e in ex])
     tgt = torch.tensor([e.target for e in ex])
@@ -101,4 +103,5 @@ def make_dataset(
 
 def node_positions(l: int, commas: bool = True) -> NDArray[np.int64]:
     """Offsets after ``=`` of the path's nodes ``root, n1, ..., t``."""
+    l = check_positive_int(l, "l", minimum=2)
     return np.arange(0, 2 * l - 1, 2) if commas else np.arange(l)

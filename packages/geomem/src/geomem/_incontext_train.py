@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import torch
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    check_seed,
+    rng_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._gpt import GPT
@@ -29,10 +35,10 @@ def train_incontext(
     weight_decay: float = 1e-2,
     schedule: str = "constant",
     warmup: int = 0,
-    seed: int = 0,
+    seed: SeedLike = 0,
     commas: bool = True,
     log_every: int | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> TrainResult:
     """Teacher-forced training on fresh in-context path-stars (labels drawn from the model's
     ``n_nodes`` tokens); the history logs :func:`evaluate_incontext` on held-out graphs.
@@ -41,13 +47,15 @@ def train_incontext(
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
     check_positive(lr, "lr")
+    check_positive(weight_decay, "weight_decay", strict=False)
+    check_seed(seed)
     check_choice(schedule, "schedule", SCHEDULES)
     if not isinstance(warmup, int) or not 0 <= warmup < steps:
         raise ValueError(f"warmup must be an integer in [0, steps={steps}), got {warmup!r}")
     sched = _Schedule(lr, schedule, warmup, steps)
     opt = torch.optim.AdamW(_param_groups(model, weight_decay), lr=sched(0))
     every = max(1, steps // 10) if log_every is None else check_positive_int(log_every, "log_every")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     res = TrainResult()
     start = time.perf_counter()
     model.train()
@@ -77,7 +85,7 @@ def train_incontext(
 
 @torch.no_grad()
 def evaluate_incontext(
-    model: GPT, d: int = 5, l: int = 5, n: int = 200, seed: int = 10**6, commas: bool = True
+    model: GPT, d: int = 5, l: int = 5, n: int = 200, seed: SeedLike = 10**6, commas: bool = True
 ) -> dict[str, float]:
     """On ``n`` unseen graphs: greedy first-step accuracy (chance ``1/d``), exact path, and the
     teacher-forced accuracy of the later path nodes ``n2 .. t`` (the shortcut's tokens)."""

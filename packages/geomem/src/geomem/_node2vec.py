@@ -27,7 +27,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_positive,
+    check_positive_int,
+    check_seed,
+    rng_from_seed,
+)
 
 __all__ = ["AssociativeControl", "Node2Vec", "edge_loss_grad"]
 
@@ -57,6 +63,12 @@ def edge_loss_grad(
     return loss, grad
 
 
+def _seed_record(seed: SeedLike) -> int | None:
+    """The seed as recorded on the model: the integer, or ``None`` for a Generator / entropy."""
+    checked = check_seed(seed)
+    return checked if isinstance(checked, int) else None
+
+
 class Node2Vec:
     """Tied embedding table trained on 1-hop edge prediction with a full softmax.
 
@@ -82,7 +94,7 @@ class Node2Vec:
         self,
         n_nodes: int,
         dim: int = 100,
-        seed: int = 0,
+        seed: SeedLike = 0,
         *,
         lr: float = 0.01,
         init_scale: float = 0.01,
@@ -90,9 +102,9 @@ class Node2Vec:
         self.n_nodes = check_positive_int(n_nodes, "n_nodes", minimum=2)
         self.dim = check_positive_int(dim, "dim")
         self.lr = check_positive(lr, "lr")
-        self.seed = int(seed)
+        self.seed = _seed_record(seed)
         init_scale = check_positive(init_scale, "init_scale")
-        self.phi = np.random.default_rng(seed).normal(0.0, init_scale, (self.n_nodes, self.dim))
+        self.phi = rng_from_seed(seed).normal(0.0, init_scale, (self.n_nodes, self.dim))
 
     def scores(self) -> NDArray[np.float64]:
         """``S = Phi Phi^T``: row ``u`` holds the logits of source ``u``."""
@@ -125,12 +137,14 @@ class AssociativeControl:
 
     kind = "associative"
 
-    def __init__(self, n_nodes: int, dim: int = 100, seed: int = 0, *, lr: float = 50.0) -> None:
+    def __init__(
+        self, n_nodes: int, dim: int = 100, seed: SeedLike = 0, *, lr: float = 50.0
+    ) -> None:
         self.n_nodes = check_positive_int(n_nodes, "n_nodes", minimum=2)
         self.dim = check_positive_int(dim, "dim")
         self.lr = check_positive(lr, "lr")
-        self.seed = int(seed)
-        phi = np.random.default_rng(seed).standard_normal((self.n_nodes, self.dim))
+        self.seed = _seed_record(seed)
+        phi = rng_from_seed(seed).standard_normal((self.n_nodes, self.dim))
         self.phi = phi / np.linalg.norm(phi, axis=1, keepdims=True)
         self.w = np.zeros((self.dim, self.dim))
 

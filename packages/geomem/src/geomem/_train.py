@@ -23,7 +23,15 @@ import torch
 from threadpoolctl import threadpool_limits
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_choice, check_in_interval, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    check_seed,
+    int_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._gpt import GPT
@@ -158,10 +166,10 @@ def train(
     warmup: int | None = None,
     direction: str = "both",
     self_edges: bool = False,
-    seed: int = 0,
+    seed: SeedLike = 0,
     log_every: int | None = None,
     k: int | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> TrainResult:
     """Train ``model`` to memorise ``graph``.
 
@@ -178,20 +186,46 @@ def train(
         recipe: one of :data:`RECIPES` (GPT only).
         steps: optimisation steps (default 4000 for a GPT, 30,000 for the matrix models).
         lr, weight_decay: AdamW settings for the GPT (weight decay on matrices and the token
-            table only; biases and LayerNorm gains are not decayed).
+            table only; biases and LayerNorm gains are not decayed). A matrix model trains at its own rate (``Node2Vec(..., lr=)``): passing ``lr`` or
+            any other GPT-only argument with one raises instead of being ignored.
         schedule: ``"cosine"`` (linear warm-up over ``warmup`` steps, then cosine decay from
             ``lr`` to ``lr / 10`` at the last step, as in the paper's code) or ``"constant"``.
         warmup: linear warm-up steps (both schedules; default ``min(200, steps // 10)``).
         batch_size: sequences per GPT step; ``path_fraction`` of them are path queries.
         direction: edge directions memorised (``"forward"``, ``"backward"``, ``"both"``).
         self_edges: add ``u = u`` edges (the self-edge ablation).
-        seed: seed of the batch sampler.
+        seed: seed of the batch sampler (GPT): an integer, a ``numpy.random.Generator`` or
+            ``None``.
         log_every: probe interval (default ``steps // 10``); the last step is always logged.
         k: spectral width of the logged spectral probes (default: number of leaves, else 2).
-        progress: show a progress bar.
+        progress: show a progress bar (``None``: on a terminal, and a start and an end line
+            when stderr is piped, the default; ``False``: silent).
     """
     check_choice(recipe, "recipe", RECIPES)
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a geomem.graphs.Graph, got {type(graph).__name__}")
+    seed_given = check_seed(seed) != 0
+    seed = int_from_seed(seed, "seed", bits=63)
     if isinstance(model, Node2Vec | AssociativeControl):
+        given = {
+            "seed": seed_given,
+            "recipe": recipe != "mixed",
+            "lr": lr != 3e-3,  # NaN included
+            "batch_size": batch_size != 64,
+            "path_fraction": path_fraction != 0.2,
+            "weight_decay": weight_decay != 0.1,
+            "schedule": schedule != "cosine",
+            "warmup": warmup is not None,
+            "direction": direction != "both",
+        }
+        ignored = [name for name, passed in given.items() if passed]
+        if ignored:
+            raise ValueError(
+                f"{', '.join(ignored)} appl{'y' if len(ignored) > 1 else 'ies'} to the GPT only: "
+                f"a {type(model).__name__} trains by deterministic full-batch gradient descent at "
+                "its own lr "
+                f"(build it with {type(model).__name__}(..., lr=...))"
+            )
         steps = check_positive_int(MATRIX_STEPS if steps is None else steps, "steps")
         if model.n_nodes != graph.n_nodes:
             raise ValueError(
@@ -205,6 +239,7 @@ def train(
             f"graph must have model.n_nodes={model.n_nodes} nodes, got {graph.n_nodes}"
         )
     steps = check_positive_int(GPT_STEPS if steps is None else steps, "steps")
+    check_choice(direction, "direction", ("forward", "backward", "both"))
     if warmup is None:
         warmup = min(WARMUP_MAX, steps // 10)
     check_positive(lr, "lr")
