@@ -81,3 +81,12 @@ def test_estimator_refuses_text_settings(kwargs, match):
 
     with pytest.raises(TypeError, match=match):
         RSAConformalRegressor(LinearRegression(), **kwargs)
+
+
+def test_an_infinite_threshold_from_too_few_scores_warns():
+    s = np.abs(np.random.default_rng(0).normal(size=300))
+    with pytest.warns(UserWarning, match=r"1 calibration scores are too few at alpha=0\.1"):
+        assert np.isposinf(rsa_threshold(s[:1], s, alpha=0.1).threshold)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a finite threshold stays silent
+        assert np.isfinite(rsa_threshold(s[:20], s, alpha=0.1).threshold)

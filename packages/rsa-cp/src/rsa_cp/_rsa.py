@@ -184,6 +184,15 @@ def _warn_tied_infinite(s: NDArray[np.float64], alpha: float) -> None:
             UserWarning,
             stacklevel=3,
         )
+        return
+    warnings.warn(
+        f"the RSA threshold is +inf (full intervals / label sets): {s.size} calibration scores "
+        f"are too few at alpha={alpha:g} for the reference scores to pull the rank into the "
+        f"sample (split conformal gives {split:.6g}); label more calibration points or raise "
+        "alpha",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _largest_included(
