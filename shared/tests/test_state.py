@@ -58,3 +58,26 @@ def test_truncated_and_foreign_files_are_named(tmp_path):
             np.load(npz)["w"]
     with pytest.raises(FileNotFoundError):
         read_json(tmp_path / "missing.json")
+
+
+def test_state_files_round_trip_and_name_foreign_ones(tmp_path):
+    from icml26_shared.state import (
+        StateFileError,
+        dumps_state,
+        load_state_file,
+        loads_state_text,
+        save_state_file,
+    )
+
+    def build(state):
+        return state["q"] + 1
+
+    path = save_state_file(tmp_path / "s.json", dumps_state({"q": 1}))
+    assert load_state_file(path, "a toy state", build) == 2
+    other = save_state_file(tmp_path / "other.json", dumps_state({"weights": [1]}))
+    with pytest.raises(StateFileError, match=r"other\.json: cannot read it as a toy state"):
+        load_state_file(other, "a toy state", build)
+    with pytest.raises(TypeError, match="text must be the str of to_json"):
+        loads_state_text(3, "a toy state")
+    with pytest.raises(StateFileError, match="the JSON text given to from_json"):
+        loads_state_text('{"q": ', "a toy state")

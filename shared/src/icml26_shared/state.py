@@ -37,9 +37,12 @@ __all__ = [
     "decode_state",
     "dumps_state",
     "encode_state",
+    "load_state_file",
     "loads_state",
+    "loads_state_text",
     "read_json",
     "reading",
+    "save_state_file",
 ]
 
 
@@ -167,3 +170,33 @@ def check_same_config(saved: Mapping[str, Any], current: Mapping[str, Any], *, o
                 f"state was saved with {key}={a!r}, but this {owner} has {key}={b!r}: "
                 "build it with the saved hyperparameters"
             )
+
+
+def loads_state_text(text: Any, what: str, *, caller: str = "from_json") -> Any:
+    """:func:`loads_state` of the text a user passed to ``caller`` (an estimator's
+    ``from_json``), refusing a non-string and naming ``what`` when the text is truncated."""
+    if not isinstance(text, str | bytes):
+        raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
+    with reading(f"the JSON text given to {caller}", what):
+        return loads_state(text)
+
+
+def save_state_file(path: str | os.PathLike[str], text: str) -> Path:
+    """Write a state's JSON ``text`` to ``path`` (UTF-8); returns the path."""
+    out = Path(path)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def load_state_file(path: str | os.PathLike[str], what: str, build: Any) -> Any:
+    """``build(state)`` of the JSON state in ``path``; a truncated, non-JSON or foreign file
+    (``build`` raising ``ValueError``, ``KeyError`` or ``TypeError``) raises
+    :class:`StateFileError` naming the file. A state saved with other hyperparameters keeps the
+    error of :func:`check_same_config`, which names the field."""
+    state = read_json(path, what)
+    try:
+        return build(state)
+    except (ValueError, KeyError, TypeError) as exc:
+        if "state was saved with" in str(exc):
+            raise
+        raise StateFileError(f"{os.fspath(path)}: cannot read it as {what}: {exc}") from None

@@ -63,9 +63,9 @@ from icml26_shared.state import (
     check_same_config,
     decode_state,
     dumps_state,
-    loads_state,
-    read_json,
-    reading,
+    load_state_file,
+    loads_state_text,
+    save_state_file,
 )
 
 from ._checks import check_level
@@ -347,17 +347,11 @@ class OnlineCollaborative:
             StateFileError: (a ``ValueError``) when the text is truncated or not an
                 ``OnlineCollaborative`` state.
         """
-        if not isinstance(text, str | bytes):
-            raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
-        with reading("the JSON text given to from_json", _WHAT):
-            data = loads_state(text)
-        return cls.from_state_dict(data)
+        return cls.from_state_dict(loads_state_text(text, _WHAT))
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_json` to ``path`` (read it back with :meth:`load`)."""
-        out = Path(path)
-        out.write_text(self.to_json(), encoding="utf-8")
-        return out
+        return save_state_file(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> OnlineCollaborative:
@@ -367,13 +361,7 @@ class OnlineCollaborative:
             StateFileError: (a ``ValueError``) naming the file when it is truncated, not JSON or
                 the state of something else.
         """
-        data = read_json(path, _WHAT)
-        try:
-            return cls.from_state_dict(data)
-        except ValueError as exc:
-            if "state was saved with" in str(exc):
-                raise
-            raise StateFileError(f"{os.fspath(path)}: cannot read it as {_WHAT}: {exc}") from None
+        return load_state_file(path, _WHAT, cls.from_state_dict)
 
     def load_state_dict(self, data: dict[str, Any]) -> OnlineCollaborative:
         """Continue from a :meth:`state_dict` saved with the same hyperparameters.

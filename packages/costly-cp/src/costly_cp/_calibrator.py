@@ -34,9 +34,9 @@ from icml26_shared.state import (
     StateFileError,
     check_same_config,
     dumps_state,
-    loads_state,
-    read_json,
-    reading,
+    load_state_file,
+    loads_state_text,
+    save_state_file,
 )
 
 from ._cost import CostModel
@@ -262,17 +262,11 @@ class LabelBudgetCalibrator:
             StateFileError: (a ``ValueError``) when the text is truncated or not a
                 ``LabelBudgetCalibrator`` state.
         """
-        if not isinstance(text, str | bytes):
-            raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
-        with reading("the JSON text given to load_json", _WHAT):
-            state = loads_state(text)
-        return self.load_state_dict(state)
+        return self.load_state_dict(loads_state_text(text, _WHAT, caller="load_json"))
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_json` to ``path`` (resume with :meth:`load`)."""
-        out = Path(path)
-        out.write_text(self.to_json(), encoding="utf-8")
-        return out
+        return save_state_file(path, self.to_json())
 
     def load(self, path: str | os.PathLike[str]) -> LabelBudgetCalibrator:
         """:meth:`load_state_dict` from a file written by :meth:`save`.
@@ -281,12 +275,7 @@ class LabelBudgetCalibrator:
             StateFileError: (a ``ValueError``) naming the file when it is truncated, not JSON or
                 the state of something else.
         """
-        state = read_json(path, _WHAT)
-        try:
-            _check_state_keys(state)
-        except StateFileError as exc:
-            raise StateFileError(f"{os.fspath(path)}: cannot read it as {_WHAT}: {exc}") from None
-        return self.load_state_dict(state)
+        return load_state_file(path, _WHAT, self.load_state_dict)
 
     def load_state_dict(self, state: dict[str, Any]) -> LabelBudgetCalibrator:
         """Restore bought labels from :meth:`state_dict`; the next :meth:`conformalize` resumes.

@@ -27,9 +27,9 @@ from icml26_shared.state import (
     check_same_config,
     decode_state,
     dumps_state,
-    loads_state,
-    read_json,
-    reading,
+    load_state_file,
+    loads_state_text,
+    save_state_file,
 )
 
 from ._baselines import aci, conformal_pid, decaying_ogd, dtaci, kt_aci, quantile_tracking, sf_ogd
@@ -325,17 +325,11 @@ class OnlineConformal:
             StateFileError: (a ``ValueError``) when the text is truncated or not an
                 ``OnlineConformal`` state.
         """
-        if not isinstance(text, str | bytes):
-            raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
-        with reading("the JSON text given to from_json", _WHAT):
-            state = loads_state(text)
-        return cls.from_state_dict(state)
+        return cls.from_state_dict(loads_state_text(text, _WHAT))
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_json` to ``path`` (read it back with :meth:`load`)."""
-        out = Path(path)
-        out.write_text(self.to_json(), encoding="utf-8")
-        return out
+        return save_state_file(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> OnlineConformal:
@@ -345,12 +339,7 @@ class OnlineConformal:
             StateFileError: (a ``ValueError``) naming the file when it is truncated, not JSON or
                 the state of something else.
         """
-        state = read_json(path, _WHAT)
-        try:
-            _check_state_keys(state)
-        except ValueError as exc:
-            raise StateFileError(f"{os.fspath(path)}: cannot read it as {_WHAT}: {exc}") from None
-        return cls.from_state_dict(state)
+        return load_state_file(path, _WHAT, cls.from_state_dict)
 
     def load_state_dict(self, state: dict[str, Any]) -> OnlineConformal:
         """Restore a :meth:`state_dict`.
