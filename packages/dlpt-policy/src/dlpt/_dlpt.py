@@ -65,7 +65,8 @@ class ValueEstimate:
     Attributes:
         v: V̂ = mean ψ_i.
         se: sd(ψ) / √n.
-        ci: (V̂ − z SE, V̂ + z SE) at level 1 − alpha.
+        ci: (V̂ − z SE, V̂ + z SE) at level 1 − alpha; after ``degree="cv"`` chose a degree
+            below K − 1, the union of that interval with the saturated degree's.
         psi: the per-unit scores ψ_i (n,).
         alpha: miscoverage of ``ci``.
     """
@@ -125,8 +126,15 @@ class DLPT:
 
     Args:
         degree: polynomial degree q of the dose basis (K ≥ q + 1), or ``"cv"`` to choose
-            q ∈ {1, …, K − 1} by out-of-fold squared error (candidates compared on the
-            representation of the saturated network of each fold; see ``_cv_degrees``).
+            q ∈ {1, …, K − 1}: the degree of least out-of-fold squared error (candidates compared
+            on the representation of the saturated network of each fold; see ``_cv_degrees``),
+            raised until the debiased coefficients above q of the saturated fit are not
+            significantly non-zero (``select_degree``; the saturated K − 1 is never refused).
+            The score is unbiased only when μ(x, ·) has degree ≤ q, and a test cannot rule
+            out a small higher-order term, so after choosing q < K − 1 ``value`` and
+            ``contrast`` report the union of the degree-q and degree-(K − 1) intervals: the
+            coverage of the saturated interval, which is valid whenever μ(x, ·) has degree
+            ≤ K − 1, whatever was chosen.
         hidden: hidden layer widths of θ_η(x) (``()`` gives a linear θ).
         folds: cross-fitting folds L (``1`` is the no-cross-fitting ablation: θ̂ then sees each
             unit's own outcome and the score is no longer exactly unbiased).
@@ -219,17 +227,22 @@ class DLPT:
         self.X_, self.t_, self.y_, self.arms_, self.probs_ = X, a[k], y, a, p
         self.arm_index_ = k
         self.fold_ = self._assign_folds(k, a.size)
+        self.saturated_: _Scores | None = None
         if self.degree == "cv":
             # one cross-fit of the saturated degree K − 1 gives every fold's representation;
             # the candidate degrees are compared on it (paired), then the chosen one is fitted
-            sat_models, sat_theta, _ = self._cross_fit(a.size - 1)
-            self.cv_mse_ = self._cv_degrees(sat_models, a.size)
-            q = min(self.cv_mse_, key=lambda d: self.cv_mse_[d])
+            K = a.size
+            sat_models, sat_theta, _ = self._cross_fit(K - 1)
+            self.cv_mse_ = self._cv_degrees(sat_models, K)
+            sat = _Scores.build(make_basis(K - 1, a, self.basis), sat_theta, self.t_, y, a, p)
+            self.higher_order_pvalue_ = _higher_order_pvalues(sat.beta)
+            q = select_degree(self.cv_mse_, self.higher_order_pvalue_)
             self.degree_ = q
-            if q == a.size - 1:
+            if q == K - 1:
                 self.models_, self.theta_ = sat_models, sat_theta
             else:
                 self.models_, self.theta_, _ = self._cross_fit(q)
+                self.saturated_ = sat
         else:
             self.degree_ = int(self.degree)
             self.models_, self.theta_, mse = self._cross_fit(self.degree_)
@@ -394,24 +407,50 @@ class DLPT:
         return pi
 
     def scores(self, policy: PolicyLike) -> Array:
-        """Per-unit orthogonal scores ψ_i(π) on the training units (n,)."""
+        """Per-unit orthogonal scores ψ_i(π) of the chosen degree on the training units (n,)."""
         self._check_fitted()
-        phi_pi = self.basis_(self._doses(policy))
-        return orthogonal_scores(self.theta_, self.w_, self.resid_, phi_pi)[0]
+        return self._scores_at(self._doses(policy))
 
     def value(self, policy: PolicyLike, alpha: float = 0.05) -> ValueEstimate:
         """Debiased V̂(π) = mean ψ_i(π) with SE and a 1 − alpha normal CI.
 
         ``policy`` is a callable X → doses (n,), a constant dose (untested levels included), or
-        an array of the n training units' doses.
+        an array of the n training units' doses. When ``degree="cv"`` chose q < K − 1, ``v`` and
+        ``se`` are those of degree q and ``ci`` is the union of the degree-q interval with the
+        saturated degree K − 1's (the selection cannot cost coverage; see the class docstring).
         """
         alpha = check_alpha(alpha)
-        return ValueEstimate.from_scores(self.scores(policy), alpha)
+        self._check_fitted()
+        pi = self._doses(policy)
+        est = ValueEstimate.from_scores(self._scores_at(pi), alpha)
+        return self._post_selection(est, self._saturated_scores_at(pi), alpha)
 
     def contrast(self, p1: PolicyLike, p2: PolicyLike, alpha: float = 0.05) -> ValueEstimate:
-        """V̂(π₁) − V̂(π₂) with the paired-difference SE and CI."""
+        """V̂(π₁) − V̂(π₂) with the paired-difference SE and CI (a union as in ``value`` after
+        ``degree="cv"`` chose q < K − 1)."""
         alpha = check_alpha(alpha)
-        return ValueEstimate.from_scores(self.scores(p1) - self.scores(p2), alpha)
+        self._check_fitted()
+        d1, d2 = self._doses(p1), self._doses(p2)
+        est = ValueEstimate.from_scores(self._scores_at(d1) - self._scores_at(d2), alpha)
+        sat = None
+        if self.saturated_ is not None:
+            sat = self._saturated_scores_at(d1) - self._saturated_scores_at(d2)
+        return self._post_selection(est, sat, alpha)
+
+    def _scores_at(self, pi: Array) -> Array:
+        self._check_fitted()
+        return orthogonal_scores(self.theta_, self.w_, self.resid_, self.basis_(pi))[0]
+
+    def _saturated_scores_at(self, pi: Array) -> Array | None:
+        sat = getattr(self, "saturated_", None)
+        return None if sat is None else sat.scores(pi)
+
+    @staticmethod
+    def _post_selection(est: ValueEstimate, sat: Array | None, alpha: float) -> ValueEstimate:
+        if sat is None:
+            return est
+        lo, hi = ValueEstimate.from_scores(sat, alpha).ci
+        return replace(est, ci=(min(est.ci[0], lo), max(est.ci[1], hi)))
 
     @property
     def beta_(self) -> Array:
@@ -464,7 +503,9 @@ class DLPT:
             perm = np.random.default_rng([seed, 7]).permutation(self.t_.size)
             half = perm.size // 2
             learner = self._refit(np.sort(perm[:half]))
-            evaluator = self._refit(np.sort(perm[half:]))
+            # the evaluation half re-selects the degree itself when degree="cv", so that its
+            # interval keeps the post-selection union
+            evaluator = self._refit(np.sort(perm[half:]), self.degree == "cv")
         say("DLPT.learn_policy: optimising the policy network...", enabled=progress)
         net = _optimise_policy(learner, lo, hi, hidden, self.config, seed)
         policy = Policy(net, lo, hi, split=split)
@@ -475,11 +516,12 @@ class DLPT:
             policy.plug_in_value = evaluator.value(pi0, alpha)
         return policy
 
-    def _refit(self, rows: NDArray[np.intp]) -> DLPT:
-        """The same estimator (degree fixed to degree_) cross-fitted on ``rows`` only."""
+    def _refit(self, rows: NDArray[np.intp], cv: bool = False) -> DLPT:
+        """The same estimator cross-fitted on ``rows`` only (degree fixed to degree_, or chosen
+        again by ``degree="cv"`` when ``cv``)."""
         other = DLPT.__new__(DLPT)
         other.__dict__.update({k: v for k, v in self.__dict__.items() if not k.endswith("_")})
-        other.degree = self.degree_
+        other.degree = "cv" if cv else self.degree_
         other.config = replace(self.config)
         p = self.probs_ if self.probs_.ndim == 1 else self.probs_[rows]
         with warnings.catch_warnings():
@@ -533,3 +575,55 @@ def _optimise_policy(
     cfg = replace(base, lr=base.lr / 4, epochs=100, patience=8, val_fraction=0.3)
     train(net, X, neg_value, cfg, rng)
     return net
+
+
+@dataclass(frozen=True)
+class _Scores:
+    """Orthogonal-score ingredients of one degree: the basis, θ̂, w_i = Λ(x_i)⁻¹φ(t_i), r_i."""
+
+    basis: Any
+    theta: Array
+    w: Array
+    resid: Array
+
+    @classmethod
+    def build(cls, basis: Any, theta: Array, t: Array, y: Array, arms: Array, p: Array) -> _Scores:
+        phi_t = basis(t)
+        w = solve_gram(gram(basis, arms, p), phi_t)
+        return cls(basis, theta, w, y - np.einsum("nk,nk->n", theta, phi_t))
+
+    @property
+    def beta(self) -> Array:
+        return self.theta + self.w * self.resid[:, None]
+
+    def scores(self, pi: Array) -> Array:
+        return orthogonal_scores(self.theta, self.w, self.resid, self.basis(pi))[0]
+
+
+def _higher_order_pvalues(beta: Array) -> dict[int, float]:
+    """For each q < K − 1, the p-value of the Wald test that the debiased coefficients of
+    degrees q + 1, …, K − 1 of the saturated fit have mean zero (χ² with K − 1 − q degrees of
+    freedom; the nested bases make them zero for every x iff μ(x, ·) has degree ≤ q)."""
+    n, K = beta.shape
+    out = {}
+    for q in range(1, K - 1):
+        B = beta[:, q + 1 :]
+        mean = B.mean(axis=0)
+        cov = np.atleast_2d(np.cov(B, rowvar=False)) / n
+        stat = float(mean @ np.linalg.lstsq(cov, mean, rcond=None)[0])
+        out[q] = float(special.chdtrc(B.shape[1], stat))
+    out[K - 1] = 1.0
+    return out
+
+
+def select_degree(
+    cv_mse: dict[int, float], higher_order_pvalue: dict[int, float], level: float = 0.05
+) -> int:
+    """The least-CV-error degree, raised to the first q whose higher-order test is not
+    rejected at ``level`` (the saturated degree always passes): CV alone picks a lower degree
+    whenever the bias it causes is smaller than the variance it saves in squared error, which
+    at large n is still many standard errors of V̂."""
+    q = min(cv_mse, key=lambda d: cv_mse[d])
+    while higher_order_pvalue.get(q, 1.0) <= level:
+        q += 1
+    return q
