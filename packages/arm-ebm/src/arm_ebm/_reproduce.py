@@ -246,7 +246,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         "1": "1: exact round trips, p_q = p_R, V(root) = log Z to 1e-12 (brute force)",
         "2": "2: ARM NLL = EBM NLL in value and jax gradient to 1e-10 (tabular, MLP)",
         "3": "3: stable at 1e3-scale logits, exact zeros under masks, numpy = jax to 1e-12",
-        "4": "4: trie backup A=5,T=8 < 1 s and >= 10x brute force; factored T=200 < 1 s, = trie",
+        "4": "4: trie backup A=5,T=8 = brute force, factored T=200 finite and = trie to 1e-12",
         "5": "5: 1e5 samples pass chi-square against p_R at level 0.001",
         "6": "6: distillation (exact KL 0, MLE rate ~1/N, MLP widths, KL <= our bound)",
     }
@@ -274,12 +274,12 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     acc_table.add_row(
         "4 trie backup s / speed-up vs brute",
         figure=f"{i4['trie_seconds']:.3f} s / {i4['speedup']:.0f}x",
-        bar="< 1 s / ≥ 10x",
+        bar="< 1 s / ≥ 10x (timed, not a check)",
     )
     acc_table.add_row(
         "4 factored T=200 s / gap to trie at T=10",
         figure=f"{i4['factored_seconds_T200']:.3f} s / {i4['factored_vs_trie_T10']:.1e}",
-        bar="< 1 s / ≤ 1e-12",
+        bar="< 1 s (timed, not a check) / ≤ 1e-12",
     )
     acc_table.add_row(
         "5 chi-square p-value (fixed, EOS)",
