@@ -3,6 +3,11 @@
 Reconstructs Proietti, Capobianco & Toneva (ICML 2026, arXiv 2510.12355): a voxelwise encoding
 model on a causal LM's hidden states, made one differentiable pipeline, with word-level
 attributions of brain alignment (BA) and next-word prediction (NWP).
+
+Start with :func:`brain_attrib.synthetic.tiny_lm` (the shipped tiny GPT-2) and
+:func:`brain_attrib.synthetic.fmri` (or :func:`brain_attrib.data.load_naturalistic` for your
+own recordings), fit an :class:`EncodingModel` on them, then wrap it in a :class:`Pipeline` and
+call ``Pipeline.attribute`` for word scores and :func:`masking_test` to check them.
 """
 
 import importlib.metadata

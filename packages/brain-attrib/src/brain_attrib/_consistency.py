@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26_shared.checks import SeedLike, rng_from_seed
+
 from ._encoding import Pipeline
 from ._ridge import pearson_cols
 
@@ -48,7 +50,7 @@ class ConsistencyGap:
 
 
 def consistency_gap(
-    pipeline: Pipeline, trs: np.ndarray | None = None, *, n: int = 20, seed: int = 0
+    pipeline: Pipeline, trs: np.ndarray | None = None, *, n: int = 20, seed: SeedLike = 0
 ) -> ConsistencyGap:
     """Compare ``pipeline.predict(g)`` with the fitted ridge prediction on ``trs`` (default:
     ``n`` random TRs with a non-empty context, drawn with ``seed``)."""
@@ -60,7 +62,7 @@ def consistency_gap(
         cand = [g for g in range(n_tr) if len(em.context_words(g)[0])]
         if n < 2 or n > len(cand):
             raise ValueError(f"n must be in [2, {len(cand)}], got {n}")
-        trs = np.random.default_rng(seed).choice(cand, size=n, replace=False)
+        trs = rng_from_seed(seed).choice(cand, size=n, replace=False)
     trs = np.asarray(trs, dtype=int)
     if trs.ndim != 1 or len(trs) < 2 or trs.min() < 0 or trs.max() >= n_tr:
         raise ValueError(f"trs must be ≥ 2 TR indices in [0, {n_tr}), got {trs!r}")

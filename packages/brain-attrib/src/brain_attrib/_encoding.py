@@ -14,8 +14,8 @@ pipeline keeps the one pass per TR and ``consistency_gap`` reports the differenc
 
 from __future__ import annotations
 
-import pickle
-import sys
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,18 +23,67 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26_shared.checks import SeedLike, int_from_seed
 from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.state import StateFileError, reading
 
 from ._fmri import RunData
 from ._perword import per_word_design
-from ._ridge import LAMBDAS, RidgeFold, blocked_folds, fit_ridge, pearson_cols
+from ._ridge import LAMBDAS, RidgeFold, blocked_folds, check_lambdas, fit_ridge, pearson_cols
 
 __all__ = ["BASELINES", "FEATURES", "METHODS", "EncodingModel", "Pipeline", "WordScores"]
 
 FEATURES = ("per_tr", "per_word")
 METHODS = ("gxi", "ig", "erasure", "flip")
 BASELINES = ("category", "zero")
-_FORMAT = "brain-attrib-encoding-model-1"
+_FORMAT = "brain-attrib-encoding-model-2"
+#: the classes a saved model may hold (anything else is refused on load: no code runs)
+_CLASSES = {"RunData": RunData, "RidgeFold": RidgeFold}
+
+
+def _encode(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
+    """``obj`` as JSON values, its arrays stored in ``arrays`` (an ``.npz`` without pickles)."""
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object or obj.dtype.kind not in "biufU":
+            raise TypeError(f"cannot save an array of dtype {obj.dtype}")
+        key = f"a{len(arrays)}"
+        arrays[key] = obj
+        return {"__array__": key}
+    if dataclasses.is_dataclass(obj) and type(obj).__name__ in _CLASSES:
+        fields = {f.name: _encode(getattr(obj, f.name), arrays) for f in dataclasses.fields(obj)}
+        return {"__class__": type(obj).__name__, "fields": fields}
+    if isinstance(obj, dict):
+        return {"__dict__": [[_encode(k, arrays), _encode(v, arrays)] for k, v in obj.items()]}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_encode(v, arrays) for v in obj]}
+    if isinstance(obj, list):
+        return [_encode(v, arrays) for v in obj]
+    if isinstance(obj, np.generic):
+        return _encode(obj.item(), arrays)
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return {"__float__": repr(obj)}
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    raise TypeError(f"cannot save a {type(obj).__name__} in an EncodingModel file")
+
+
+def _decode(obj: Any, arrays: Any) -> Any:
+    if isinstance(obj, list):
+        return [_decode(v, arrays) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "__array__" in obj:
+        return arrays[obj["__array__"]]
+    if "__class__" in obj:
+        cls = _CLASSES[obj["__class__"]]  # KeyError for a foreign class: refused
+        return cls(**{k: _decode(v, arrays) for k, v in obj["fields"].items()})
+    if "__dict__" in obj:
+        return {_decode(k, arrays): _decode(v, arrays) for k, v in obj["__dict__"]}
+    if "__tuple__" in obj:
+        return tuple(_decode(v, arrays) for v in obj["__tuple__"])
+    if "__float__" in obj:
+        return float(obj["__float__"])
+    raise ValueError(f"unknown entry {sorted(obj)}")
 
 
 def _n_positions(lm: Any) -> int:
@@ -205,6 +254,7 @@ class EncodingModel:
         by inner CV)."""
         if not isinstance(run_data, RunData):
             raise TypeError("run_data must be a RunData (see brain_attrib.data)")
+        lambdas = check_lambdas(lambdas)
         self.rd_ = run_data
         self._run_words = {
             r: np.flatnonzero(run_data.word_run == r) for r in np.unique(run_data.tr_run)
@@ -234,7 +284,7 @@ class EncodingModel:
         with torch.no_grad():
             for a in progress_bar(
                 range(0, n, batch),
-                enabled=sys.stderr.isatty() if progress is None else progress,
+                enabled=progress,
                 total=(n + batch - 1) // batch,
                 desc=f"features L{self.layer}",
             ):
@@ -255,60 +305,70 @@ class EncodingModel:
         return [float(emb.shape[0]), float(emb.shape[1]), float(emb.double().sum())]
 
     def save(self, path: str | Path) -> None:
-        """Write the fitted model to ``path`` (a pickle: designs, ridge folds, scores, run data
-        and settings; not the LM or tokenizer, which :meth:`load` takes again). Load only
-        files you trust."""
+        """Write the fitted model to ``path``: one ``.npz`` archive of plain arrays (no
+        pickles) and JSON settings, holding the designs, ridge folds, scores, run data and
+        settings; not the LM or tokenizer, which :meth:`load` takes again. Loading such a file
+        runs no code."""
         if not hasattr(self, "r_"):
             raise RuntimeError("call fit first")
         state = {k: v for k, v in self.__dict__.items() if k.endswith("_") or k == "_run_words"}
         settings = {
             "layer": self.layer,
             "context": self.context,
-            "delays": self.delays,
+            "delays": list(self.delays),
             "pool": self.pool,
             "features": self.features,
         }
-        blob = {
+        arrays: dict[str, np.ndarray] = {}
+        meta = {
             "format": _FORMAT,
             "settings": settings,
             "lm": self._lm_fingerprint(),
-            "state": state,
+            "state": _encode(state, arrays),
         }
-        with open(path, "wb") as f:
-            pickle.dump(blob, f, protocol=pickle.HIGHEST_PROTOCOL)
+        with open(path, "wb") as f:  # the exact name (np.savez would append ".npz")
+            np.savez(f, __meta__=np.array(json.dumps(meta, allow_nan=False)), **arrays)
 
     @classmethod
     def load(cls, path: str | Path, lm: Any, tokenizer: Any) -> EncodingModel:
         """Read a model written by :meth:`save`, with the ``lm`` and ``tokenizer`` it was fitted
         with (checked against the saved embedding's shape and sum). A missing, unreadable or
-        foreign file, or another LM, raises an error naming the file and what is wrong."""
+        foreign file, or another LM, raises an error naming the file and what is wrong. Files
+        of earlier versions (pickles) are refused, never unpickled: fit and save again."""
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(
                 f"path must be a file written by EncodingModel.save, got {str(path)!r} (not found)"
             )
-        try:
-            with open(path, "rb") as f:
-                blob = pickle.load(f)
-        except Exception as exc:
-            raise ValueError(
-                f"path {str(path)!r} is not a readable EncodingModel file (corrupt, truncated or "
-                f"another format): {type(exc).__name__}: {exc}"
-            ) from exc
-        found = blob.get("format") if isinstance(blob, dict) else type(blob).__name__
-        if found != _FORMAT:
-            raise ValueError(
-                f"path {str(path)!r} must be a file written by EncodingModel.save (format "
-                f"{_FORMAT!r}), got {found!r}"
+        what = "an EncodingModel file (EncodingModel.save)"
+        with open(path, "rb") as f:
+            head = f.read(1)
+        if head == b"\x80":  # pickle protocol >= 2
+            raise StateFileError(
+                f"path {str(path)!r} is not a readable EncodingModel file: it is a pickle (an "
+                "EncodingModel saved by brain-attrib 0.1 or another program's file), which is "
+                "never loaded since loading one can run code; path must be a file written by "
+                "EncodingModel.save of this version (an .npz archive): fit the model and save it "
+                "again"
             )
-        model = cls(lm, tokenizer, **blob["settings"])
-        saved, got = blob["lm"], model._lm_fingerprint()
+        with reading(path, what):
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z["__meta__"]))
+                found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+                if found != _FORMAT:
+                    raise ValueError(f"its format must be {_FORMAT!r}, got {found!r}")
+                arrays = {k: z[k] for k in z.files if k != "__meta__"}
+            state = _decode(meta["state"], arrays)
+            settings = meta["settings"]
+            saved = meta["lm"]
+        model = cls(lm, tokenizer, **settings)
+        got = model._lm_fingerprint()
         if saved[:2] != got[:2] or not np.isclose(saved[2], got[2], rtol=1e-6, atol=1e-6):
             raise ValueError(
                 f"lm must be the model {str(path)!r} was fitted with: its input embedding "
                 f"(rows, width, sum) was {tuple(saved)}, got {tuple(got)}"
             )
-        model.__dict__.update(blob["state"])
+        model.__dict__.update(state)
         return model
 
     def score(self) -> np.ndarray:
@@ -416,7 +476,7 @@ class Pipeline:
         *,
         baseline: str = "category",
         n_steps: int = 20,
-        seed: int = 0,
+        seed: SeedLike = 0,
         flip: dict[str, str] | None = None,
     ) -> WordScores:
         """Word scores of −L_objective on TR ``tr``'s context (positive = the word helps).
@@ -444,6 +504,7 @@ class Pipeline:
         Sub-token scores are summed per word; the next word's sub-tokens (NWP teacher forcing)
         are held at their embedding on the IG path.
         """
+        seed = int_from_seed(seed, "seed", bits=62)
         if objective not in ("ba", "nwp"):
             raise ValueError(f"objective must be 'ba' or 'nwp', got {objective!r}")
         if method not in METHODS:
@@ -471,7 +532,7 @@ class Pipeline:
             if method == "erasure":
                 if cats is None:
                     raise ValueError("method='erasure' needs word categories (RunData.categories)")
-                rng = np.random.default_rng(seed + int(tr))
+                rng = np.random.default_rng(seed + int(tr))  # seed: int_from_seed above
                 subs = {i: _replacement(rd, cats[i], words[i], rng) for i in range(len(words))}
             else:
                 table = rd.extras.get("number_flip") if flip is None else flip

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import gammaln, xlogy
 
-from icml26_shared.checks import check_finite_array, check_positive
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+)
 
 from ._grammar import grammar_corpus, number_flip
 
@@ -111,9 +118,25 @@ def fmri(
     dim: int = 8,
     signal_r: float = 0.8,
     noun_spread: float = 0.5,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> RunData:
-    """Synthetic runs: grammar words every ``word_rate`` s, ``n_trs`` TRs in all, planted nouns."""
+    """Synthetic runs: grammar words every ``word_rate`` s, ``n_trs`` TRs in all, planted nouns.
+
+    ``n_noise`` of the ``n_voxels`` voxels carry no signal (``0 <= n_noise < n_voxels``)."""
+    n_runs = check_positive_int(n_runs, "n_runs")
+    n_trs = check_positive_int(n_trs, "n_trs", minimum=n_runs)
+    n_voxels = check_positive_int(n_voxels, "n_voxels")
+    n_noise = check_positive_int(n_noise, "n_noise", minimum=0)
+    if n_noise >= n_voxels:
+        raise ValueError(
+            f"n_noise must be < n_voxels = {n_voxels} (at least one signal voxel), got {n_noise}"
+        )
+    dim = check_positive_int(dim, "dim")
+    check_positive(tr, "tr")
+    check_positive(word_rate, "word_rate")
+    check_positive(noun_spread, "noun_spread", strict=False)
+    check_in_interval(signal_r, "signal_r", 0, 1)
+    seed = int_from_seed(seed, "seed", bits=52)  # the runs' corpora take seed * 1000 + r
     rng = np.random.default_rng(seed)
     per = n_trs // n_runs
     n_w = int(per * tr / word_rate)

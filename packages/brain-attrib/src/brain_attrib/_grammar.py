@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26_shared.checks import SeedLike, rng_from_seed
+from icml26_shared.state import reading
+
 __all__ = [
     "TOPICS",
     "Corpus",
@@ -65,7 +68,7 @@ def _sentence(rng: np.random.Generator, topic: str) -> list[tuple[str, str]]:
     return out
 
 
-def grammar_corpus(n_words: int, *, seed: int = 0) -> Corpus:
+def grammar_corpus(n_words: int, *, seed: SeedLike = 0) -> Corpus:
     """Generate at least ``n_words`` words (whole sentences), topics switching every 3–6 sentences.
 
     >>> c = grammar_corpus(50, seed=1)
@@ -74,7 +77,7 @@ def grammar_corpus(n_words: int, *, seed: int = 0) -> Corpus:
     """
     if int(n_words) < 1:
         raise ValueError(f"n_words must be a positive integer, got {n_words!r}")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     words: list[str] = []
     cats: list[str] = []
     topics: list[int] = []
@@ -159,8 +162,11 @@ class WordTokenizer:
     @classmethod
     def load(cls, folder: Path | str) -> WordTokenizer:
         """Read a tokenizer saved by :meth:`save`, refusing a vocabulary that differs."""
-        data = json.loads((Path(folder) / "word_tokenizer.json").read_text())
+        path = Path(folder) / "word_tokenizer.json"
+        with reading(path, "a brain-attrib word tokenizer (WordTokenizer.save)"):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            vocab = data["vocab"]
         tok = cls()
-        if data["vocab"] != tok.vocab:
+        if vocab != tok.vocab:
             raise ValueError("tokenizer: saved vocab differs from this version's grammar vocab")
         return tok

@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from icml26_shared.checks import SeedLike, int_from_seed
 from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.state import reading
 
 from ._grammar import WordTokenizer, grammar_corpus
 
@@ -74,7 +76,7 @@ def tiny_lm(
     steps: int = 600,
     batch: int = 16,
     seq: int = 128,
-    seed: int = 0,
+    seed: SeedLike = 0,
     progress: bool | None = None,
     shipped: bool = True,
 ) -> tuple[Any, WordTokenizer, dict[str, Any]]:
@@ -90,6 +92,7 @@ def tiny_lm(
     """
     from transformers import GPT2LMHeadModel
 
+    seed = int_from_seed(seed, "seed", bits=63)
     tok = WordTokenizer()
     hp = dict(
         n_layer=n_layer,
@@ -152,7 +155,7 @@ def tiny_lm(
         lm.train()
         for step in progress_bar(
             range(steps),
-            enabled=sys.stderr.isatty() if progress is None else progress,
+            enabled=progress,
             desc="tiny LM",
         ):
             lr = (
@@ -217,7 +220,7 @@ def _quantized(lm: Any) -> dict[str, np.ndarray]:
 
 
 def _load_shipped(path: Path) -> Any:
-    with np.load(path) as z:
+    with reading(path, "brain-attrib's tiny LM weights"), np.load(path, allow_pickle=False) as z:
         meta = json.loads(str(z["meta"]))
         lm = _gpt2(meta["hp"])
         state = {}
@@ -232,7 +235,7 @@ def _load_shipped(path: Path) -> Any:
 
 
 def _shipped_info(path: Path) -> dict[str, Any]:
-    with np.load(path) as z:
+    with reading(path, "brain-attrib's tiny LM weights"), np.load(path, allow_pickle=False) as z:
         meta = json.loads(str(z["meta"]))
     return {**meta, "source": "shipped"}
 

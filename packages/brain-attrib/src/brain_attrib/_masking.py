@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26_shared.checks import SeedLike, rng_from_seed
 from icml26_shared.experiment import progress as progress_bar
 
 from ._encoding import Pipeline, _replacement
@@ -42,8 +43,8 @@ def masking_test(
     *,
     method: str = "gxi",
     baseline: str = "category",
-    seed: int = 0,
-    progress: bool = False,
+    seed: SeedLike = 0,
+    progress: bool | None = None,
 ) -> MaskingResult:
     """Replace the top-``k`` BA words of each TR (by ``|score|`` of ``pipeline.attribute(tr,
     "ba", method, baseline=baseline)``; ``baseline`` is ignored by ``method="erasure"``) by
@@ -63,7 +64,7 @@ def masking_test(
     k = int(np.ceil(0.05 * em.context)) if k is None else int(k)
     if not 1 <= k <= em.context:
         raise ValueError(f"k must be in [1, context={em.context}], got {k}")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     y0, yt, yr = [], [], []
     for g in progress_bar(trs, enabled=progress, desc="masking"):
         ctx, _ = em.context_words(int(g))

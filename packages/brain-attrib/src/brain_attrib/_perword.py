@@ -13,7 +13,6 @@ The default ``features="per_tr"`` instead takes every word's feature from the on
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,7 +46,7 @@ def word_features(
     with torch.no_grad():
         for a in progress_bar(
             range(0, len(words), batch),
-            enabled=sys.stderr.isatty() if progress is None else progress,
+            enabled=progress,
             total=(len(words) + batch - 1) // batch,
             desc=f"per-word features L{em.layer}",
         ):

@@ -188,7 +188,7 @@ def _measure_lm(
 def _measure_oracle(rd: RunData, cfg: Config, rng: np.random.Generator, progress: bool):
     """The oracle encoder (noun-identity features): held-out r and recovery per TR."""
     lm, tok = oracle_lm()
-    em = EncodingModel(lm, tok, layer=0, context=cfg.context).fit(rd)
+    em = EncodingModel(lm, tok, layer=0, context=cfg.context).fit(rd, progress=False)
     sig = rd.extras["signal_voxels"]
     pl = Pipeline(em, voxels=sig)
     cand = [g for g in _candidates(em, rd, cfg.context)]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from icml26_shared.checks import check_finite_array
+from icml26_shared.checks import check_finite_array, check_positive_int
 
 __all__ = ["LAMBDAS", "RidgeFold", "blocked_folds", "fit_ridge", "pearson_cols", "ridge_path"]
 
@@ -53,8 +54,18 @@ def blocked_folds(n: int, k: int, gap: int = 5) -> list[tuple[np.ndarray, np.nda
     return out
 
 
+def check_lambdas(lambdas: Any, name: str = "lambdas") -> np.ndarray:
+    """Ridge penalties: a non-empty 1-D array of finite values > 0 (a negative penalty makes
+    ``s / (s² + λ)`` blow up or flip sign; it is refused, not used)."""
+    lam = check_finite_array(lambdas, name, ndim=(0, 1)).reshape(-1)
+    if (lam <= 0).any():
+        raise ValueError(f"{name} must all be > 0, got {lam[lam <= 0][0]}")
+    return lam
+
+
 def ridge_path(x: np.ndarray, y: np.ndarray, lambdas: np.ndarray) -> np.ndarray:
     """Weights for each λ: array (n_λ, p, v) for centred ``x``, ``y``."""
+    lambdas = check_lambdas(lambdas)
     u, s, vt = np.linalg.svd(x, full_matrices=False)
     uty = u.T @ y
     return np.stack([vt.T @ ((s / (s**2 + lam))[:, None] * uty) for lam in lambdas])
@@ -91,6 +102,18 @@ def fit_ridge(
 ) -> RidgeFold:
     """Standardise ``x``, choose λ per voxel by ``inner``-fold contiguous CV (unless ``lam`` is
     given), refit on all rows."""
+    x = check_finite_array(x, "x", ndim=2)
+    y = check_finite_array(y, "y", ndim=2)
+    if len(x) != len(y):
+        raise ValueError(f"x and y must have the same rows, got {len(x)} and {len(y)}")
+    lambdas = check_lambdas(lambdas)
+    inner = check_positive_int(inner, "inner", minimum=2)
+    if lam is not None:
+        lam = check_lambdas(lam, "lam")
+        if lam.shape != (y.shape[1],) and lam.size != 1:
+            raise ValueError(
+                f"lam must hold one penalty per voxel ({y.shape[1]},), got {lam.shape}"
+            )
     mean = x.mean(0)
     std = x.std(0)
     std = np.where(std > 0, std, 1.0)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26_shared.state import reading
+
 from ._fmri import RunData
 
 __all__ = ["RunData", "load_naturalistic"]
@@ -20,14 +22,16 @@ def load_naturalistic(data_npz: Path | str, words_tsv: Path | str) -> RunData:
     """Read ``data.npz`` + ``words.tsv`` into a :class:`RunData` (validated: increasing onsets
     within a run inside its TR span, TR > 0, finite data; zero-variance voxels dropped with a
     warning)."""
-    with np.load(data_npz) as z:
-        if "data" not in z or "tr" not in z:
-            raise ValueError(f"{data_npz} must hold arrays 'data' and 'tr', has {sorted(z.files)}")
-        data = np.asarray(z["data"], dtype=float)
-        tr = float(np.asarray(z["tr"]).reshape(()))
-        run = np.asarray(z["run"], dtype=int) if "run" in z else np.zeros(len(data), int)
-    with open(words_tsv, newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+    with reading(data_npz, "an fMRI data.npz (arrays 'data', 'tr', optional 'run')"):
+        with np.load(data_npz, allow_pickle=False) as z:
+            if "data" not in z or "tr" not in z:
+                raise ValueError(f"it must hold arrays 'data' and 'tr', has {sorted(z.files)}")
+            data = np.asarray(z["data"], dtype=float)
+            tr = float(np.asarray(z["tr"]).reshape(()))
+            run = np.asarray(z["run"], dtype=int) if "run" in z else np.zeros(len(data), int)
+    with reading(words_tsv, "a words.tsv (columns 'word', 'onset')"):
+        with open(words_tsv, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh, delimiter="\t"))
     if not rows or "word" not in rows[0] or "onset" not in rows[0]:
         raise ValueError(f"{words_tsv} must be a TSV with columns 'word' and 'onset'")
     words = [r["word"] for r in rows]
