@@ -7,6 +7,11 @@ a radial regression (:func:`snap_grid`), a synthetic CT-like world with a ground
 (:func:`make_phantom`, :class:`OracleRisk`) and a deliberately flawed CNN to audit
 (:class:`RiskCNN3D`). The method is reconstructed from the paper (Sobieski, Grzywaczewski et
 al., ICML 2026); the paper's code is not released.
+
+Start with :func:`make_phantom` (a synthetic chest CT with nodules) and a risk model
+(:class:`OracleRisk`, or :func:`train_risk_cnn`, which loads the shipped weights), then call
+:func:`shnap` on the phantom's ``image`` and ``nodule_masks`` with an editor such as
+:class:`ShellMeanFill`. Models take ``window(hu)`` images in [-1, 1].
 """
 
 from importlib.metadata import version as _version

@@ -69,6 +69,7 @@ import torch
 from scipy import ndimage
 from torch.nn import functional as F
 
+from icml26_shared.checks import SeedLike, int_from_seed
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
 from shnap._precision import autocast, native_bf16, resolve_bf16
 from shnap._progress import Progress, training_progress
@@ -191,7 +192,7 @@ class EditPairs:
         return len(self.x)
 
 
-def edit_pairs(n_phantoms: int, size: int = 16, seed: int = 0) -> EditPairs:
+def edit_pairs(n_phantoms: int, size: int = 16, seed: SeedLike = 0) -> EditPairs:
     """Removal and insertion pairs from phantoms and their object-free twins.
 
     Phantom ``s`` (2-4 nodules, one electrode; seeds ``2_000_000 + 100_003·seed + k``, apart
@@ -208,6 +209,7 @@ def edit_pairs(n_phantoms: int, size: int = 16, seed: int = 0) -> EditPairs:
     """
     from shnap._world import LUNG_HU, make_phantom, window
 
+    seed = int_from_seed(seed, "seed", bits=63)
     rng = np.random.default_rng([seed, 17])
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("x", "x0", "m", "p", "pm", "ins")}
     for k in range(int(n_phantoms)):
@@ -247,7 +249,9 @@ def edit_pairs(n_phantoms: int, size: int = 16, seed: int = 0) -> EditPairs:
     return EditPairs(*(np.stack(cols[k]) for k in ("x", "x0", "m", "p", "pm", "ins")))
 
 
-def removal_masks(n_phantoms: int, size: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def removal_masks(
+    n_phantoms: int, size: int = 16, seed: SeedLike = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Training data of the removal network: the masks it edits, over object-free targets.
 
     Phantom ``s`` (seeds ``3_000_000 + 100_003·seed + k``, apart from every other study) gets
@@ -261,6 +265,7 @@ def removal_masks(n_phantoms: int, size: int = 16, seed: int = 0) -> tuple[np.nd
 
     if n_phantoms < 1:
         raise ValueError(f"n_phantoms must be >= 1, got {n_phantoms}")
+    seed = int_from_seed(seed, "seed", bits=63)
     rng = np.random.default_rng([seed, 23])
     crops, masks = [], []
     for k in range(int(n_phantoms)):
@@ -931,10 +936,11 @@ class Bridge:
 
     # -- editing ------------------------------------------------------------------------------
     def remove(
-        self, x: np.ndarray, mask: np.ndarray, seed: int = 0, steps: int | None = None
+        self, x: np.ndarray, mask: np.ndarray, seed: SeedLike = 0, steps: int | None = None
     ) -> np.ndarray:
         """Inpaint ``mask`` of volume ``x`` (windowed, (D, H, W)) from t = 1; voxels outside
         ``mask`` are returned bit-identical."""
+        seed = int_from_seed(seed, "seed", bits=63)
         x = check_volume(x, "x")
         mask = check_mask(mask, x, "mask")
         return self.remove_batch(x[None], mask[None], [seed], steps=steps)[0]
@@ -994,7 +1000,7 @@ class Bridge:
         nodule: Any,
         centre: Sequence[int],
         tau: float = 0.3,
-        seed: int = 0,
+        seed: SeedLike = 0,
         steps: int | None = None,
     ) -> np.ndarray:
         """Paste ``nodule`` (a ``NoduleTemplate``) with its patch centre on ``centre``, draw
@@ -1004,6 +1010,7 @@ class Bridge:
         the template (``prior`` = the template on its mask, ``prior_mask`` = its mask; a
         network trained with :func:`edit_pairs` renders the nodule into the local texture).
         Voxels outside the dilated mask are returned bit-identical."""
+        seed = int_from_seed(seed, "seed", bits=63)
         x = check_volume(x, "x")
         tau = check_tau(tau)
         if steps is None and self.config.insert_steps is not None:

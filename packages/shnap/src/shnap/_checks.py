@@ -7,6 +7,7 @@ wrong value, naming the argument.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,7 +39,33 @@ def check_volume(x: Any, name: str = "x") -> np.ndarray:
     arr = arr.astype(np.float32, copy=False)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} NaN/inf")
+    warn_outside_window(arr, name)
     return arr
+
+
+def warn_outside_window(arr: np.ndarray, name: str = "x") -> None:
+    """Warn when ``arr`` does not look like ``window(hu)``, the [-1, 1] images (air at -1) that
+    every model of the package was trained on: raw HU (values beyond +-3, far outside [-1, 1]) or a volume
+    rescaled to [0, 1] (no air: its minimum well above -1). The models still run, but their
+    output on such input means nothing."""
+    lo, hi = float(arr.min()), float(arr.max())
+    # edited volumes (a sampler's output) may overshoot [-1, 1] a little; raw HU is in the 100s
+    if lo < -3.0 or hi > 3.0:
+        warnings.warn(
+            f"{name} has values in [{lo:.4g}, {hi:.4g}], outside [-1, 1]: the models were trained "
+            "on windowed images, window(hu) maps [-1000, 400] HU to [-1, 1]; pass window(hu), "
+            "not raw HU",
+            UserWarning,
+            stacklevel=3,
+        )
+    elif lo > -0.5 and arr.size >= 512:
+        warnings.warn(
+            f"{name} has values in [{lo:.4g}, {hi:.4g}], no air at -1: the models were trained "
+            "on window(hu) in [-1, 1] (air -1, lung about -0.8); a volume rescaled to [0, 1] is "
+            "outside the trained range, pass window(hu)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def check_mask(m: Any, like: np.ndarray, name: str = "mask") -> np.ndarray:

@@ -35,6 +35,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ._checks import warn_outside_window
 from ._oracle import OracleRisk
 from ._progress import Progress, training_progress
 from ._shipped import load_shipped
@@ -130,8 +131,11 @@ class RiskCNN3D(nn.Module):
 
     def forward(self, x: Any) -> Any:
         if not torch.is_tensor(x):
+            arr = np.asarray(x, np.float32)
+            if arr.size:
+                warn_outside_window(arr, "x")
             with torch.no_grad():
-                t = torch.as_tensor(np.asarray(x, np.float32))
+                t = torch.as_tensor(arr)
                 return self.forward(t).numpy().astype(np.float64)
         h = self.cumulative_hazard(x)[:, self.year - 1].clamp_min(1e-6)
         return h + torch.log(-torch.expm1(-h))  # log(e^H - 1)

@@ -19,12 +19,15 @@ Sybil", arXiv 2602.02560, ICML 2026); the phantom itself is ours.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 from scipy import ndimage
+
+from icml26_shared.checks import SeedLike, int_from_seed
 
 __all__ = [
     "NoduleInfo",
@@ -316,7 +319,7 @@ def make_phantom(
     size: int = 32,
     n_nodules: int = 0,
     electrodes: int = 0,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     nodules: Sequence[NoduleSpec] | None = None,
     placement: Placement = "uniform",
@@ -370,6 +373,7 @@ def make_phantom(
                 f"nodules: a depth-independent world takes radii <= {INDEPENDENT_MAX_RADIUS}, "
                 f"got {big}"
             )
+    seed = int_from_seed(seed, "seed", bits=63)
     anat = np.random.default_rng([seed, 0])
     z, y, x = _grid(size)
 
@@ -469,6 +473,15 @@ def make_phantom(
         nodule_masks.append(mask)
         infos.append(NoduleInfo(spec, centre, float(depth[centre]), int(mask.sum())))
 
+    if len(nodule_masks) < len(specs):
+        warnings.warn(
+            f"make_phantom placed {len(nodule_masks)} of the {len(specs)} nodules asked for: the "
+            f"lungs of a size-{size} phantom have no room for more (each keeps its distance from "
+            "the pleura, the vessels and the others); ask for fewer or a larger size",
+            UserWarning,
+            stacklevel=2,
+        )
+
     # electrodes: +2000 HU discs straddling the anterior skin, >= 3 voxels from the lungs (so a
     # removal, dilated by one voxel, never touches lung voxels)
     el_rng = np.random.default_rng([seed, 3])
@@ -515,7 +528,7 @@ def make_phantom(
 
 def nodule_library(
     n: int,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     kinds: Sequence[str] | None = None,
     radius: tuple[float, float] = (1.5, 2.5),
@@ -530,7 +543,7 @@ def nodule_library(
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    rng = np.random.default_rng([seed, 7])
+    rng = np.random.default_rng([int_from_seed(seed, "seed", bits=63), 7])
     out = []
     for i in range(n):
         kind = kinds[i % len(kinds)] if kinds else "solid"
