@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,7 +58,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_choice, check_positive, check_positive_int
 
-from ._types import RETRY_RESIDUAL, QPGrad, QPSolution, spectral_norm
+from ._types import NON_UNIQUE_WARNING, RETRY_RESIDUAL, QPGrad, QPSolution, spectral_norm
 from ._validate import QPData
 
 __all__ = ["penalty_weights", "vjp_data"]
@@ -133,6 +134,8 @@ def _dense_factor(H: NDArray, ridge: float, rebuild: Any = None) -> _Factor:
             Hd = H + delta * np.eye(n) if delta else H
             own = Hd is not H or rebuild is not None
             cf = sla.cho_factor(Hd, lower=True, check_finite=False, overwrite_a=own)
+            if delta:
+                warnings.warn(NON_UNIQUE_WARNING, RuntimeWarning, stacklevel=5)
             return _Factor(
                 lambda r, cf=cf: sla.cho_solve(cf, r, check_finite=False),
                 "cholesky" if delta == 0 else "cholesky+ridge",

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ._types import POWER_ITERATIONS, RETRY_RESIDUAL, power_start
+from ._types import NON_UNIQUE_WARNING, POWER_ITERATIONS, RETRY_RESIDUAL, power_start
 
 __all__ = ["TorchGrads", "torch_vjp"]
 
@@ -270,6 +270,7 @@ def _factor(make_H: Callable[[], Tensor], ridge: Tensor) -> tuple[Solve, str]:
             bad[idx] = ib != 0
             kind = "cholesky+ridge"
             if not bool(bad.any()):
+                warnings.warn(NON_UNIQUE_WARNING, RuntimeWarning, stacklevel=4)
                 break
         if bool(bad.any()):
             warnings.warn(

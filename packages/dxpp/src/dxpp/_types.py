@@ -14,6 +14,16 @@ __all__ = ["POWER_ITERATIONS", "QPGrad", "QPSolution", "power_start", "spectral_
 #: backward error of the reduced KKT system below which an unconverged penalty solve is kept;
 #: above it (and without convergence) the solve is redone with the weights ×10³, at most twice
 RETRY_RESIDUAL = 1e-12
+
+#: Warned when the penalty matrix ``Q + CᵀWC`` needs a ridge to factor: ``Q`` is singular on
+#: the directions the active constraints leave free, so the minimiser is not unique there and
+#: the gradient along them is the ridge's choice, not a derivative of the problem.
+NON_UNIQUE_WARNING = (
+    "the penalty matrix Q + CᵀWC is singular: Q is flat on directions the active constraints "
+    "leave free, so the QP's minimiser is not unique and its gradient along them is set by a "
+    "ridge (it can be huge). Make Q positive definite on those directions, add constraints, "
+    'or use mode="exact" (the minimum-norm active-set solve)'
+)
 POWER_ITERATIONS = 5
 
 

@@ -71,16 +71,19 @@ def _result_shapes(args: tuple, present: tuple[bool, ...]) -> tuple[Any, ...]:
 
 @functools.lru_cache(maxsize=64)
 def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
-    def solve_host(*args: Any) -> tuple[np.ndarray, ...]:
+    # The host callbacks cast their outputs to the dtypes fixed when the caller was traced:
+    # under `jax.enable_x64(True)` used as a context manager, a jitted function may run (and
+    # hand its callback arrays) after the context has been left.
+    def solve_host(*args: Any, dtypes: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         data = canonicalize(
             *_host_problem(args, present),
             check_psd=opts.check_psd,
             q_dtype=np.asarray(args[0]).dtype,
         )
         out = _host_solution(data, opts)
-        return tuple(np.asarray(a, dtype=args[1].dtype) for a in out)
+        return tuple(np.asarray(a, dtype=dt) for a, dt in zip(out, dtypes))
 
-    def vjp_host(*args: Any) -> tuple[np.ndarray, ...]:
+    def vjp_host(*args: Any, dtypes: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         k = sum(present)
         prob, (x, nu, mu, act, g) = args[:k], args[k:]
         arrays = _host_problem(prob, present)
@@ -97,20 +100,31 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
         shapes = {nm: (np.shape(a) if a is not None else None) for nm, a in zip(_NAMES, arrays)}
         grad = to_input_shapes(grad, shapes, np.dtype(np.float64))
         out = [gk for gk, pr in zip(grad, present) if pr]
-        return tuple(np.asarray(gk, dtype=np.asarray(a).dtype) for gk, a in zip(out, prob))
+        return tuple(np.asarray(gk, dtype=dt) for gk, dt in zip(out, dtypes))
 
     def forward(args: tuple) -> tuple:
         frozen = tuple(jax.lax.stop_gradient(a) for a in args)
-        return jax.pure_callback(
-            solve_host, _result_shapes(args, present), *frozen, vmap_method="broadcast_all"
-        )
+        shapes = _result_shapes(args, present)
+        wide = shapes[0].dtype == jnp.float64
+        if not wide:
+            host = functools.partial(solve_host, dtypes=tuple(s.dtype for s in shapes))
+            return jax.pure_callback(host, shapes, *frozen, vmap_method="broadcast_all")
+        # float64 results travel as pairs of uint32 words: JAX canonicalises a callback's
+        # outputs with the x64 flag of the thread that runs it, so a function traced inside
+        # `jax.enable_x64(True)` but run after it would see its float64 results cut to float32
+        words = tuple(jax.ShapeDtypeStruct((*s.shape, 2), jnp.uint32) for s in shapes)
+        host = functools.partial(_as_words, solve_host, tuple(s.dtype for s in shapes))
+        out = jax.pure_callback(host, words, *frozen, vmap_method="broadcast_all")
+        return tuple(jax.lax.bitcast_convert_type(w, jnp.float64) for w in out)
 
     @jax.custom_vjp
     def qp(args: tuple, sol: tuple) -> jax.Array:
         return sol[0]
 
     def fwd(args: tuple, sol: tuple) -> tuple:
-        return sol[0], (args, sol)
+        # the residuals pass through `_first_order_only`: differentiating the backward pass
+        # (a Hessian, grad of grad) reaches its JVP rule and raises instead of returning zeros
+        return sol[0], (tuple(_first_order_only(a) for a in args), sol)
 
     def bwd(res: tuple, g: jax.Array) -> tuple:
         _check_upstream(g)
@@ -134,15 +148,45 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
             out = tuple(gk for gk in grads if gk is not None)
         else:
             shapes = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args)
+            host = functools.partial(vjp_host, dtypes=tuple(s.dtype for s in shapes))
             out = tuple(
                 jax.pure_callback(
-                    vjp_host, shapes, *args, x, nu, mu, act, g, vmap_method="broadcast_all"
+                    host, shapes, *args, x, nu, mu, act, g, vmap_method="broadcast_all"
                 )
             )
         return out, tuple(jnp.zeros_like(s) for s in sol)
 
     qp.defvjp(fwd, bwd)
     return forward, qp
+
+
+SECOND_ORDER_MESSAGE = (
+    "dxpp's QP layer has first derivatives only: a second derivative (jax.hessian, "
+    "jax.jacfwd of a gradient, grad of grad) would miss how the solution moves with the "
+    "problem and come out wrong, so it is refused. Differentiate once (jax.grad / jax.vjp / "
+    "jax.jacrev), or use finite differences of the gradient"
+)
+
+
+@jax.custom_jvp
+def _first_order_only(t: jax.Array) -> jax.Array:
+    """The identity, whose derivative raises: the QP layer's gradients are not differentiable
+    (they hold the solution fixed), so differentiating them must fail, not return zeros."""
+    return t
+
+
+@_first_order_only.defjvp
+def _first_order_only_jvp(primals: tuple, tangents: tuple) -> tuple:
+    raise NotImplementedError(SECOND_ORDER_MESSAGE)
+
+
+def _as_words(fn: Any, dtypes: tuple[Any, ...], *args: Any) -> tuple[np.ndarray, ...]:
+    """``fn(*args, dtypes=dtypes)`` with each float64 result viewed as ``(..., 2)`` uint32."""
+    out = fn(*args, dtypes=dtypes)
+    return tuple(
+        np.ascontiguousarray(a, dtype=np.float64).view(np.uint32).reshape(*np.shape(a), 2)
+        for a in out
+    )
 
 
 def _check_upstream(g: Any) -> None:

@@ -17,6 +17,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 try:
@@ -133,6 +134,28 @@ def _check_psd(Q: torch.Tensor) -> None:
         )
 
 
+SECOND_ORDER_MESSAGE = (
+    "dxpp's QP layer has first derivatives only: a second derivative "
+    "(torch.autograd.functional.hessian, backward(create_graph=True) followed by another "
+    "backward, hvp) would miss how the solution moves with the problem and come out wrong, so "
+    "it is refused. Differentiate once, or use finite differences of the gradient"
+)
+
+
+def _first_order_only(backward: Any) -> Any:
+    """Like ``once_differentiable``, but a backward asked to build a graph for a second
+    derivative (``create_graph=True``, which ``functional.hessian`` uses) raises at once instead
+    of handing back gradients that a second pass would read as zeros."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        if torch.is_grad_enabled():
+            raise RuntimeError(SECOND_ORDER_MESSAGE)
+        return backward(ctx, *grads)
+
+    return wrapper
+
+
 class _QPFunction(torch.autograd.Function):
     @staticmethod
     def forward(
@@ -167,7 +190,7 @@ class _QPFunction(torch.autograd.Function):
         return x, nu, mu
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order_only
     def backward(ctx: Any, grad_x: Any, _gnu: Any, _gmu: Any) -> Any:
         if not bool(torch.isfinite(grad_x).all()):
             raise ValueError(
