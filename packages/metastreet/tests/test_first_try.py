@@ -73,8 +73,9 @@ class _Terminal(io.StringIO):
         return True
 
 
+# progress=None: a bar on a terminal, and (issue 66) a start and an end line when piped
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
-    (None, True, True), (None, False, False), (False, True, False), (True, False, True),
+    (None, True, True), (None, False, True), (False, True, False), (True, False, True),
 ])  # fmt: skip
 def test_fit_progress_bar_defaults_to_the_terminal(city, monkeypatch, progress, tty, shown):
     err = _Terminal() if tty else io.StringIO()

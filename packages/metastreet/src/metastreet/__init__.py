@@ -1,6 +1,11 @@
 """MetaStreet: semi-supervised multimodal street-level prediction on the street graph
 (ICML 2026), reconstructed: segmentation-map features, task-aware text, a plain-torch GAT,
-geography-aware contrast with pseudo-labels, validation-only model selection."""
+geography-aware contrast with pseudo-labels, validation-only model selection.
+
+Start with :func:`make_city` (a synthetic city with known truth) or your own
+:class:`CityData`, build a :class:`MetaStreet` model and call ``MetaStreet.fit(city)``; then
+``evaluate(city, "test")`` scores it on the held-out streets.
+"""
 
 import importlib.metadata
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from icml26_shared.checks import SeedLike, rng_from_seed
+
 __all__ = ["CATEGORIES", "CityData", "describe", "make_city", "with_label_rate"]
 
 CATEGORIES = (
@@ -163,7 +165,7 @@ def make_city(
     length_scale: float = 5.0,
     signal: str = "both",
     shuffle_space: bool = False,
-    seed: int = 0,
+    seed: SeedLike = 0,
     *,
     n_classes: int = 4,
     images_per_street: tuple[int, int] = (5, 20),
@@ -179,7 +181,7 @@ def make_city(
         raise ValueError(f"signal must be 'both' or 'adjacency_only', got {signal!r}")
     if not length_scale > 0:
         raise ValueError(f"length_scale must be > 0, got {length_scale}")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     pts, seg, edges = _grid(n_side, rng)
     mid = pts[seg].mean(1)
     n = len(seg)
@@ -235,7 +237,7 @@ def _stratified_split(
 
 
 def with_label_rate(
-    city: CityData, rate: float, seed: int = 0, *, val_rate: float = 0.10
+    city: CityData, rate: float, seed: SeedLike = 0, *, val_rate: float = 0.10
 ) -> CityData:
     """``city`` with ``rate`` of its streets labelled for training, for a label-efficiency sweep.
 
@@ -261,7 +263,7 @@ def with_label_rate(
             f"rate + val_rate must not exceed the labelled pool's share of streets "
             f"({share:.3f}), got {rate} + {val_rate}"
         )
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     train = np.zeros(city.n_streets, bool)
     val = np.zeros(city.n_streets, bool)
     for c in np.unique(city.labels[pool]):

@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from icml26_shared.checks import SeedLike, int_from_seed
+
 __all__ = [
     "adjacency_matrix",
     "batch_adjacency",
@@ -113,7 +115,7 @@ def skipgram_embeddings(
     dim: int = 16,
     negatives: int = 5,
     epochs: int = 200,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> NDArray[np.float64]:
     """Skip-gram with negative sampling over per-image category sentences (no labels used).
 
@@ -131,7 +133,7 @@ def skipgram_embeddings(
     np.fill_diagonal(cooc, 0.0)
     freq = pres.sum(0) + 1e-3
     noise = freq**0.75 / np.sum(freq**0.75)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(int_from_seed(seed, "seed", bits=63))
     u = torch.nn.Parameter(torch.randn(k, dim, generator=gen, dtype=torch.float64) * 0.1)
     w = torch.nn.Parameter(torch.randn(k, dim, generator=gen, dtype=torch.float64) * 0.1)
     c = torch.as_tensor(cooc / max(cooc.sum(), 1.0))

@@ -5,7 +5,6 @@ GAT, geography-aware contrast with pseudo-labels; epochs and ``w`` selected on v
 from __future__ import annotations
 
 import copy
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,13 @@ import torch
 from numpy.typing import NDArray
 from torch import Tensor, nn
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+)
 
 from ._city import CityData
 from ._features import batch_image_features, check_map, skipgram_embeddings, top_categories
@@ -78,7 +83,7 @@ def weighted_f1(y: NDArray, pred: NDArray, n_classes: int) -> float:
 
 
 def street_features(
-    city: CityData, n_categories: int = 48, *, use_adjacency: bool = True, seed: int = 0
+    city: CityData, n_categories: int = 48, *, use_adjacency: bool = True, seed: SeedLike = 0
 ) -> tuple[Tensor, Tensor]:
     """Padded per-street image-vector sequences ``(n_streets, L, K*16)`` and lengths.
 
@@ -229,8 +234,9 @@ class MetaStreet:
             the (w, restart, epoch) with the best validation weighted F1 is kept. ``w=1,
             restarts=3`` gives the no-contrast ablation the same validation-selection budget
             as ``w="auto"`` (three candidates), a control for the selection effect.
-        progress: a bar per candidate ``w`` over the epochs; by default only when stderr is a
-            terminal.
+        progress: a bar per candidate ``w`` over the epochs; ``None`` (default): a bar on a
+            terminal, a start and an end line per candidate when stderr is piped; ``False``:
+            silent.
         adjacency: the street graph: ``"intersection"`` (default; streets sharing an
             intersection, undirected) or ``"knn"`` (each street's ``k_neighbors`` nearest
             streets by midpoint, directed: the authors' graph, k = 5). Both the GAT and the
@@ -352,8 +358,14 @@ class MetaStreet:
         return np.where(tr, city.labels, -1), np.where(va, city.labels, -1)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, city: CityData, seed: int = 0) -> MetaStreet:
-        """Train on ``city`` (full batch, Adam); keep the (w, epoch) with best validation F1."""
+    def fit(self, city: CityData, seed: SeedLike = 0) -> MetaStreet:
+        """Train on ``city`` (full batch, Adam); keep the (w, epoch) with best validation F1.
+
+        ``seed``: an integer (the same run every time), a numpy integer, a
+        ``numpy.random.Generator`` (one draw from it) or ``None`` (fresh entropy)."""
+        seed = int_from_seed(seed, "seed", bits=52)
+        if not isinstance(city, CityData):
+            raise TypeError(f"city must be a metastreet CityData, got {type(city).__name__}")
         y_tr, y_va = self.training_labels(city)
         if np.unique(y_tr[y_tr >= 0]).size < 2:
             raise ValueError("training labels must contain at least two classes")
@@ -423,7 +435,7 @@ class MetaStreet:
                 if f1 > best:
                     best, best_state = f1, copy.deepcopy(net.state_dict())
 
-            show = sys.stderr.isatty() if self.progress is None else bool(self.progress)
+            show = self.progress  # None: a bar on a terminal, a line per stage when piped
             legacy = getattr(self, "_separate_validation_pass", False)  # benchmarks only
             gathered = getattr(self, "_gathered_negatives", False)  # benchmarks only
             for epoch in progress(range(self.epochs), enabled=show, desc=f"w={w}"):

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from icml26_shared.checks import SeedLike, rng_from_seed
+
 __all__ = ["HashingEncoder", "MiniLMEncoder", "TextEncoder", "encode_texts"]
 
 TextEncoder = Callable[[list[str]], NDArray[np.float64]]
@@ -22,11 +24,11 @@ class HashingEncoder:
     """Token hashing into ``n_buckets`` counts (unigrams and bigrams), then a fixed Gaussian
     random projection to ``dim`` (numpy only, deterministic given ``seed``)."""
 
-    def __init__(self, dim: int = 64, n_buckets: int = 1024, seed: int = 0) -> None:
+    def __init__(self, dim: int = 64, n_buckets: int = 1024, seed: SeedLike = 0) -> None:
         if dim < 1 or n_buckets < 1:
             raise ValueError(f"dim and n_buckets must be >= 1, got {dim}, {n_buckets}")
         self.dim, self.n_buckets = dim, n_buckets
-        rng = np.random.default_rng(seed)
+        rng = rng_from_seed(seed)
         self._proj = rng.standard_normal((n_buckets, dim)) / np.sqrt(dim)
 
     def _bucket(self, token: str) -> int:
