@@ -11,6 +11,11 @@ and the head alone (:meth:`Unlearner.fit_zero_shot`). :func:`evaluate` reports f
 utility and a loss-based membership-inference AUC against retraining. Submodules:
 :mod:`rep_unlearn.data` (tasks and loaders), :mod:`rep_unlearn.baselines` (retrain, fine-tune,
 NegGrad+, SCRUB).
+
+Start with a task, ``rep_unlearn.data.gaussian_clusters("class:0")`` or
+``rep_unlearn.data.digits_task()``, train the model to unlearn from with
+``task.fit_original(seed=0)``, then call ``Unlearner().fit(model, task.retain, task.forget,
+task.val)`` and score the result with :func:`evaluate`.
 """
 
 import importlib.metadata

@@ -27,7 +27,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_in_interval, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._checks import check_data, check_disjoint, forgetting_mode
@@ -105,8 +111,8 @@ def retrain(
     forget: TensorData | None = None,
     *,
     recipe: TrainRecipe | None = None,
-    seed: int = 0,
-    progress: bool = False,
+    seed: SeedLike = 0,
+    progress: bool | None = None,
 ) -> nn.Module:
     """Train from scratch on ``retain`` only (``forget`` is just checked to be disjoint).
 
@@ -117,7 +123,7 @@ def retrain(
     if forget is not None:
         check_disjoint(retain, check_data(forget, "forget"))
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
+        torch.manual_seed(int_from_seed(seed, "seed", bits=63))
         if isinstance(model_factory_or_model, nn.Module):
             model = copy.deepcopy(model_factory_or_model)
             for m in model.modules():
@@ -152,8 +158,8 @@ def finetune(
     lr: float | str = "auto",
     epochs: int = 5,
     batch_size: int = 32,
-    seed: int = 0,
-    progress: bool = False,
+    seed: SeedLike = 0,
+    progress: bool | None = None,
 ) -> nn.Module:
     """Fine-tune a copy of ``model`` on ``retain`` for ``epochs`` (Adam, cross-entropy)."""
     retain, forget, mode, classes = _prepare(model, retain, forget, forget_classes)
@@ -177,8 +183,8 @@ def neggrad(
     lr: float = 1e-3,
     epochs: int = 5,
     batch_size: int = 32,
-    seed: int = 0,
-    progress: bool = False,
+    seed: SeedLike = 0,
+    progress: bool | None = None,
 ) -> nn.Module:
     """NegGrad+: per retain batch, descend ``α CE_retain − (1 − α) CE_forget`` (forget cycled)."""
     retain, forget, mode, classes = _prepare(model, retain, forget, forget_classes)
@@ -189,7 +195,7 @@ def neggrad(
         a = check_in_interval(a, "alpha", 0, 1, closed=(True, True))
         m = _copy(model).train()
         opt = Adam(m.parameters(), lr=lr)
-        gen = torch.Generator().manual_seed(int(seed))
+        gen = torch.Generator().manual_seed(int_from_seed(seed, "seed", bits=63))
         f_batches: list[torch.Tensor] = []
         for _ in range(epochs):
             for idx_r in batches(len(retain), batch_size, gen):
@@ -230,8 +236,8 @@ def scrub(
     kl_weight: float = 1.0,
     ce_weight: float = 1.0,
     batch_size: int = 32,
-    seed: int = 0,
-    progress: bool = False,
+    seed: SeedLike = 0,
+    progress: bool | None = None,
 ) -> nn.Module:
     """SCRUB: alternate max-steps (raise KL on forget) and min-steps (KL + CE on retain)."""
     retain, forget, mode, classes = _prepare(model, retain, forget, forget_classes)
@@ -244,7 +250,7 @@ def scrub(
     def run(rate: float) -> nn.Module:
         student = _copy(model).train()
         opt = Adam(student.parameters(), lr=check_positive(rate, "lr"))
-        gen = torch.Generator().manual_seed(int(seed))
+        gen = torch.Generator().manual_seed(int_from_seed(seed, "seed", bits=63))
         for epoch in range(epochs):
             if epoch < max_epochs:
                 for idx in batches(len(forget), batch_size, gen):

@@ -18,7 +18,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml26_shared.checks import check_finite_array, check_in_interval
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_in_interval,
+    check_positive_int,
+    int_from_seed,
+)
 
 from ._split import SplitModel
 from ._train import TrainRecipe, train_classifier
@@ -150,8 +156,9 @@ class Task:
     make_model: Callable[[int], SplitModel]
     recipe: TrainRecipe
 
-    def fit_original(self, seed: int = 0, *, progress: bool = False) -> SplitModel:
+    def fit_original(self, seed: SeedLike = 0, *, progress: bool | None = None) -> SplitModel:
         """Train ``make_model(seed)`` on ``train`` with ``recipe`` (the model to unlearn from)."""
+        seed = int_from_seed(seed, "seed", bits=63)
         model = self.make_model(seed)
         return train_classifier(model, self.train, self.recipe, seed=seed, progress=progress)
 
@@ -244,7 +251,7 @@ def _digits_cnn() -> nn.Sequential:
 DIGITS_RECIPE = TrainRecipe(epochs=40, lr=1e-3, batch_size=32)
 
 
-def digits_task(forget: str = "class:0", encoder: str = "mlp", seed: int = 0) -> Task:
+def digits_task(forget: str = "class:0", encoder: str = "mlp", seed: SeedLike = 0) -> Task:
     """scikit-learn's 8×8 digits (1,797 images, pixels / 16) as an unlearning task.
 
     Stratified train/val/test 60/10/30 (by ``seed``); ``forget="class:K"`` forgets every
@@ -261,6 +268,7 @@ def digits_task(forget: str = "class:0", encoder: str = "mlp", seed: int = 0) ->
 
     if encoder not in ("mlp", "cnn"):
         raise ValueError(f"encoder must be one of 'mlp', 'cnn', got {encoder!r}")
+    seed = int_from_seed(seed, "seed", bits=63)
     X, y = load_digits()
     build = _digits_mlp if encoder == "mlp" else _digits_cnn
     return _make_task(f"digits/{encoder}", X / 16.0, y, forget, seed, _seeded(build), DIGITS_RECIPE)
@@ -287,7 +295,7 @@ def gaussian_clusters(
     n_classes: int = 6,
     dim: int = 10,
     spread: float = 3.0,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> Task:
     """A ``dim``-D Gaussian mixture: class means ``~ N(0, spread² I)``, unit-variance clusters.
 
@@ -298,6 +306,8 @@ def gaussian_clusters(
         raise ValueError(f"n_per_class must be an integer >= 10, got {n_per_class}")
     if n_classes < 2:
         raise ValueError(f"n_classes must be an integer >= 2, got {n_classes}")
+    check_positive_int(dim, "dim")
+    seed = int_from_seed(seed, "seed", bits=62)
     rng = np.random.default_rng(10_000 + seed)
     means = rng.normal(0.0, spread, (n_classes, dim))
     y = np.repeat(np.arange(n_classes), n_per_class)

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.checks import SeedLike, check_positive, check_positive_int, int_from_seed
 from icml26_shared.experiment import progress as progress_bar
 
 if TYPE_CHECKING:
@@ -93,8 +93,8 @@ def train_classifier(
     data: TensorData,
     recipe: TrainRecipe | None = None,
     *,
-    seed: int = 0,
-    progress: bool = False,
+    seed: SeedLike = 0,
+    progress: bool | None = None,
 ) -> nn.Module:
     """Train ``model`` in place on ``data`` with ``recipe``; returns it in eval mode.
 
@@ -103,7 +103,7 @@ def train_classifier(
     recipe = recipe or TrainRecipe()
     if len(data) == 0:
         raise ValueError("data must not be empty, got 0 samples")
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(int_from_seed(seed, "seed", bits=63))
     opt = Adam(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     model.train()
     steps = recipe.epochs * math.ceil(len(data) / recipe.batch_size)

@@ -42,7 +42,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from icml26_shared.checks import check_choice, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._adapter import Adapter
@@ -306,7 +312,8 @@ class Unlearner:
             non-negative features), ``"head_rows"`` (the paper's head rows rescaled to ``s``) or
             ``"raw"`` (head rows as they are); see :func:`zero_shot_targets`.
         seed: seeds initialisation, batch order, reference draws and noise.
-        progress: show a progress bar over steps.
+        progress: a progress bar over steps; ``None`` (default): a bar on a terminal, a start
+            and an end line when stderr is piped; ``False``: silent.
 
     After ``fit``: ``model_`` (the returned model), ``beta_`` (chosen β), ``selection_``
     (validation record per β), ``mode_``, ``candidates_`` (the batched adapter of every β),
@@ -343,8 +350,8 @@ class Unlearner:
         zero_shot_epochs: int = 30,
         zero_shot_batch_size: int = 8,
         prototypes: str = "reflect",
-        seed: int = 0,
-        progress: bool = False,
+        seed: SeedLike = 0,
+        progress: bool | None = None,
     ) -> None:
         self.adapter = check_choice(adapter, "adapter", ("linear", "mlp"))
         self.hidden = tuple(check_positive_int(h, "hidden width") for h in hidden)
@@ -368,8 +375,8 @@ class Unlearner:
         self.zero_shot_epochs = check_positive_int(zero_shot_epochs, "zero_shot_epochs")
         self.zero_shot_batch_size = check_positive_int(zero_shot_batch_size, "zero_shot_batch_size")
         self.prototypes = check_choice(prototypes, "prototypes", PROTOTYPES)
-        self.seed = int(seed)
-        self.progress = bool(progress)
+        self.seed = int_from_seed(seed, "seed", bits=63)
+        self.progress = progress  # None: a bar on a terminal, a line per stage when piped
 
     # -- shared pieces ------------------------------------------------------------------------
     def _betas(self) -> tuple[float, ...]:
