@@ -9,6 +9,10 @@ Core: :class:`PerturbedVAE` (``fit`` / ``predict`` unseen combinations / ``backg
 Submodules: :mod:`perturbedvae.data` (``read_screen``, ``simulate_screen``,
 ``semisynthetic_pbmc``) and :mod:`perturbedvae.baselines` (control mean, additive, ridge,
 CPA-like).
+
+Start with :func:`perturbedvae.data.simulate_screen` (or ``read_screen`` for your own
+data), fit a :class:`PerturbedVAE` on the split's ``train`` screen, then call
+``PerturbedVAE.predict`` on held-out combinations and score them with the metrics.
 """
 
 import importlib.metadata

@@ -26,7 +26,13 @@ import torch
 from numpy.typing import NDArray
 from torch import nn
 
-from icml26_shared.checks import check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+    rng_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._data import CONTROL, Screen, _parse_label, encode_conditions
@@ -60,13 +66,15 @@ class _MeanPeer:
     def _delta(self, condition: str) -> NDArray[np.float64]:
         raise NotImplementedError
 
-    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+    def predict(
+        self, conditions: str | list[str], n_cells: int = 500, seed: SeedLike = 0
+    ) -> Prediction:
         """Pseudobulk means and control cells shifted by the predicted Δ."""
         if not hasattr(self, "seen"):
             raise RuntimeError("call fit(screen) first")
         conds = _parse_request(conditions, self.seen)
         check_positive_int(n_cells, "n_cells")
-        rng = np.random.default_rng(seed)
+        rng = rng_from_seed(seed)
         deltas = np.stack([self._delta(c) for c in conds])
         base = self._controls[rng.integers(0, len(self._controls), (len(conds), n_cells))]
         return Prediction(conds, base + deltas[:, None, :], self.control_mean + deltas)
@@ -182,7 +190,7 @@ class CPALike:
         self.adversary_weight = check_positive(adversary_weight, "adversary_weight", strict=False)
 
     def fit(
-        self, screen: Screen, epochs: int = 100, seed: int = 0, *, lr: float = 1e-4,
+        self, screen: Screen, epochs: int = 100, seed: SeedLike = 0, *, lr: float = 1e-4,
         batch_size: int = 64, progress: bool | None = None,
     ) -> CPALike:  # fmt: skip
         """Adam on the Gaussian NLL + adversarial BCE (gradient reversal); returns ``self``."""
@@ -218,7 +226,9 @@ class CPALike:
             x = torch.as_tensor(np.asarray(X, dtype=np.float32))
             return self.enc((x - self.x_mean) / self.x_std).numpy().astype(np.float64)
 
-    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+    def predict(
+        self, conditions: str | list[str], n_cells: int = 500, seed: SeedLike = 0
+    ) -> Prediction:
         """Encode control cells, add the embeddings of the combination, decode (+ noise)."""
         return _predict_by_latent_shift(self, conditions, n_cells, seed, self.enc, self.emb)
 
@@ -244,7 +254,7 @@ class NoSeparationVAE:
         self.delta_init = check_positive(delta_init, "delta_init")
 
     def fit(
-        self, screen: Screen, epochs: int = 100, seed: int = 0, *, lr: float = 1e-4,
+        self, screen: Screen, epochs: int = 100, seed: SeedLike = 0, *, lr: float = 1e-4,
         batch_size: int = 64, warmup: float = 0.25, progress: bool | None = None,
     ) -> NoSeparationVAE:  # fmt: skip
         """Adam on the negative ELBO (+ L1 on Δ); returns ``self``."""
@@ -294,7 +304,9 @@ class NoSeparationVAE:
         with torch.no_grad():
             return self._encode(x, u if use_u else 0 * u)[0].numpy().astype(np.float64)
 
-    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+    def predict(
+        self, conditions: str | list[str], n_cells: int = 500, seed: SeedLike = 0
+    ) -> Prediction:
         """Encode control cells (u = 0), add Δu′ in latent space, decode (+ noise)."""
 
         def basal(xs: torch.Tensor) -> torch.Tensor:
@@ -311,6 +323,7 @@ def _start_fit(
     returns the batch generator and the screen's ``X`` and ``U`` as float32 tensors."""
     _check_peer_screen(screen, model.n_genes, model.n_perts)
     check_positive_int(epochs, "epochs")
+    seed = int_from_seed(seed, "seed", bits=63)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model.perturbations = tuple(screen.perturbations)
@@ -336,6 +349,7 @@ def _predict_by_latent_shift(
         raise RuntimeError("call fit(screen) first")
     conds = _parse_request(conditions, model.seen)
     check_positive_int(n_cells, "n_cells")
+    seed = int_from_seed(seed, "seed", bits=63)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
     U = torch.as_tensor(encode_conditions(conds, model.perturbations), dtype=torch.float32)

@@ -25,7 +25,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from icml26_shared.checks import check_finite_array, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_positive_int,
+    int_from_seed,
+    rng_from_seed,
+)
 
 __all__ = [
     "CONTROL",
@@ -372,7 +378,7 @@ def simulate_screen(
     bg_shift: float = 0.0,
     min_interacting: float = 0.5,
     interaction_threshold: float = 0.2,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> Split:
     """A synthetic screen with known background and perturbation latents.
 
@@ -408,6 +414,7 @@ def simulate_screen(
     n_pairs = n_singles * (n_singles - 1) // 2
     if not 1 <= n_doubles <= n_pairs:
         raise ValueError(f"n_doubles must be in [1, {n_pairs}], got {n_doubles}")
+    seed = int_from_seed(seed, "seed", bits=63)
     rng = np.random.default_rng(seed)
     W = np.tril(rng.uniform(0.5, 1.0, (d_pert, d_pert)) * rng.choice([-1, 1], (d_pert, d_pert)), -1)
     W *= np.tril(rng.random((d_pert, d_pert)) < 0.5, -1)
@@ -563,7 +570,7 @@ def semisynthetic_pbmc(
     min_interacting: float = 0.5,
     interaction_threshold: float = 0.2,
     heldout: float = 0.25,
-    seed: int = 0,
+    seed: SeedLike = 0,
 ) -> Split:
     """Planted perturbations on real PBMC backgrounds (``pbmc68k_reduced``, 700 × 765, ``.raw``).
 
@@ -609,7 +616,7 @@ def semisynthetic_pbmc(
     centred = base - base.mean(axis=0)
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     pcs = centred @ vt[:10].T
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     pool_train, pool_test = [], []
     for t in range(len(type_names)):
         idx = rng.permutation(np.flatnonzero(type_code == t))

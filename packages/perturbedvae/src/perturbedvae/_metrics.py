@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import cdist
 
-from icml26_shared.checks import check_finite_array, check_positive_int
+from icml26_shared.checks import SeedLike, check_finite_array, check_positive_int, rng_from_seed
 
 __all__ = ["background_r2", "energy_distance", "pearson_delta", "probe_accuracy", "rmse"]
 
@@ -50,7 +50,9 @@ def pearson_delta(pred_delta: ArrayLike, true_delta: ArrayLike, top: int | None 
     return float(np.corrcoef(p, t)[0, 1])
 
 
-def energy_distance(X: ArrayLike, Y: ArrayLike, *, max_cells: int = 500, seed: int = 0) -> float:
+def energy_distance(
+    X: ArrayLike, Y: ArrayLike, *, max_cells: int = 500, seed: SeedLike = 0
+) -> float:
     """Energy distance between two samples of points (rows).
 
     >>> rng = np.random.default_rng(0)
@@ -64,7 +66,7 @@ def energy_distance(X: ArrayLike, Y: ArrayLike, *, max_cells: int = 500, seed: i
         raise ValueError(f"X and Y must have the same columns, got {x.shape[1]} and {y.shape[1]}")
     if len(x) < 2 or len(y) < 2:
         raise ValueError("X and Y need at least 2 rows each")
-    rng = np.random.default_rng(seed)
+    rng = rng_from_seed(seed)
     if len(x) > max_cells:
         x = x[rng.choice(len(x), max_cells, replace=False)]
     if len(y) > max_cells:

@@ -46,7 +46,13 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch import nn
 
-from icml26_shared.checks import check_finite_array, check_positive, check_positive_int
+from icml26_shared.checks import (
+    SeedLike,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+    int_from_seed,
+)
 from icml26_shared.experiment import progress as progress_bar
 
 from ._data import CONTROL, Screen, _parse_label, encode_conditions, read_screen
@@ -499,7 +505,7 @@ class PerturbedVAE:
         self,
         screen: Screen | Any,
         epochs: int = 100,
-        seed: int = 0,
+        seed: SeedLike = 0,
         *,
         lr: float = 1e-4,
         batch_size: int = 64,
@@ -530,6 +536,7 @@ class PerturbedVAE:
         ctrl = np.flatnonzero(screen.is_control)
         if ctrl.size == 0:
             raise ValueError("screen has no control cells (condition 'ctrl')")
+        seed = int_from_seed(seed, "seed", bits=63)
         torch.manual_seed(seed)
         gen = torch.Generator().manual_seed(seed)
         rng = np.random.default_rng(seed)
@@ -670,7 +677,9 @@ class PerturbedVAE:
             raise ValueError(f"perturbations not seen in training: {unseen}")
         return parsed
 
-    def predict(self, conditions: str | list[str], n_cells: int = 500, seed: int = 0) -> Prediction:
+    def predict(
+        self, conditions: str | list[str], n_cells: int = 500, seed: SeedLike = 0
+    ) -> Prediction:
         """Predict cells of any combination of seen perturbations (no retraining).
 
         Control cells from training are encoded to μ_ι; z_ν ~ p(z_ν | μ_ι, u′) from the SCM prior;
@@ -682,6 +691,7 @@ class PerturbedVAE:
         net = self._require_fit()
         conds = self._parse_request(conditions)
         check_positive_int(n_cells, "n_cells")
+        seed = int_from_seed(seed, "seed", bits=63)
         gen = torch.Generator().manual_seed(seed)
         rng = np.random.default_rng(seed)
         U = torch.as_tensor(encode_conditions(conds, self.perturbations), dtype=torch.float32)
