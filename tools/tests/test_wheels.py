@@ -255,8 +255,9 @@ def _run_first_example(dist: str, folder: Path, dist_dir: Path, tmp_path: Path) 
 
 @wheels
 def test_readme_first_examples_run_from_the_wheels(dist_dir, tmp_path):
+    """One example at a time, as a user runs one: two at once would share the cores, and
+    torch's or XLA's spinning thread pools would then bill CPU time that no user pays."""
     packages = [(d, f) for d, _, f in _members() if f.parent.name == "packages"]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        errors = pool.map(lambda m: _run_first_example(m[0], m[1], dist_dir, tmp_path), packages)
-        failures = [e for e in errors if e]
+    errors = [_run_first_example(d, f, dist_dir, tmp_path) for d, f in packages]
+    failures = [e for e in errors if e]
     assert not failures, "\n\n".join(failures)
