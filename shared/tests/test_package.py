@@ -10,7 +10,7 @@ import pytest
 
 import icml26_shared
 
-MODULES = ["bench", "checks", "conformal", "datasets", "experiment", "metrics", "state"]
+MODULES = ["bench", "checks", "conformal", "datasets", "experiment", "metrics", "state", "testing"]
 
 
 def test_importing_checks_imports_nothing_heavy():

@@ -12,7 +12,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["bench", "checks", "conformal", "datasets", "experiment", "metrics", "state"]
+__all__ = [
+    "bench",
+    "checks",
+    "conformal",
+    "datasets",
+    "experiment",
+    "metrics",
+    "state",
+    "testing",
+]
 
 
 def __getattr__(name: str) -> Any:
