@@ -59,29 +59,22 @@ def test_workspace_members_follow_the_layout():
             ), f"{dist} depends on another method package"
 
 
+def _fresh_venv(venv: Path, target: str, dist_dir: Path) -> tuple[Path, str | None]:
+    """A new Python 3.11 venv at ``venv`` with ``target`` installed from ``dist_dir``'s wheels
+    (and PyPI); its python and the install error, or None."""
+    subprocess.run([UV, "venv", "-q", "--python", "3.11", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    cmd = [UV, "pip", "install", "-q", "--python", str(python), "--find-links", str(dist_dir)]
+    install = subprocess.run([*cmd, target], capture_output=True, text=True)
+    return python, (install.stderr[-2000:] if install.returncode != 0 else None)
+
+
 def _install_and_import(dist: str, module: str, dist_dir: Path, tmp_path: Path) -> str | None:
     """Install ``dist``'s wheel into a fresh venv and import ``module``; the error, or None."""
     wheel = next(dist_dir.glob(f"{dist.replace('-', '_')}-*.whl"))
-    venv = tmp_path / f"venv-{dist}"
-    subprocess.run([UV, "venv", "-q", "--python", "3.11", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run(
-        [
-            UV,
-            "pip",
-            "install",
-            "-q",
-            "--python",
-            str(python),
-            "--find-links",
-            str(dist_dir),
-            str(wheel),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if install.returncode != 0:
-        return f"{dist}: {install.stderr[-2000:]}"
+    python, error = _fresh_venv(tmp_path / f"venv-{dist}", str(wheel), dist_dir)
+    if error:
+        return f"{dist}: {error}"
     run = subprocess.run(
         [str(python), "-c", f"import {module}; print({module}.__all__)"],
         capture_output=True,
@@ -204,31 +197,14 @@ def _run_first_example(dist: str, folder: Path, dist_dir: Path, tmp_path: Path) 
     work = tmp_path / dist
     home = work / "home"
     home.mkdir(parents=True)
-    venv = work / "venv"
-    subprocess.run([UV, "venv", "-q", "--python", "3.11", str(venv)], check=True)
-    python = venv / "bin" / "python"
     target = f"{dist}[{','.join(extras)}] @ {wheel.as_uri()}" if extras else str(wheel)
-    install = subprocess.run(
-        [
-            UV,
-            "pip",
-            "install",
-            "-q",
-            "--python",
-            str(python),
-            "--find-links",
-            str(dist_dir),
-            target,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if install.returncode != 0:
-        return f"{dist}: install of {target} failed: {install.stderr[-2000:]}"
+    python, error = _fresh_venv(work / "venv", target, dist_dir)
+    if error:
+        return f"{dist}: install of {target} failed: {error}"
     (work / "example.py").write_text(example + "\n" + BACKEND_CHECKS.get(dist, ""))
     (work / "runner.py").write_text(_RUNNER)
     env = {
-        "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
+        "PATH": f"{python.parent}:/usr/bin:/bin",
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "MPLBACKEND": "Agg",

@@ -34,6 +34,7 @@ import numpy as np
 __all__ = [
     "StateFileError",
     "check_same_config",
+    "check_state_keys",
     "decode_state",
     "dumps_state",
     "encode_state",
@@ -200,3 +201,15 @@ def load_state_file(path: str | os.PathLike[str], what: str, build: Any) -> Any:
         if "state was saved with" in str(exc):
             raise
         raise StateFileError(f"{os.fspath(path)}: cannot read it as {what}: {exc}") from None
+
+
+def check_state_keys(state: Any, keys: frozenset[str] | set[str], what: str) -> None:
+    """Refuse a state that is not a dict or lacks one of ``keys`` (the state of something
+    else), naming ``what`` it should be and the missing keys."""
+    if not isinstance(state, dict):
+        raise StateFileError(f"state must be the dict of state_dict(), got {type(state).__name__}")
+    missing = sorted(set(keys) - set(state))
+    if missing:
+        raise StateFileError(
+            f"state is not {what} (no {', '.join(missing)}): it was saved by something else"
+        )

@@ -31,8 +31,8 @@ from icml26_shared.checks import (
     int_from_seed,
 )
 from icml26_shared.state import (
-    StateFileError,
     check_same_config,
+    check_state_keys,
     dumps_state,
     load_state_file,
     loads_state_text,
@@ -509,13 +509,7 @@ _STATE_KEYS = frozenset({"config", "labeled_indices", "labels"})
 
 
 def _check_state_keys(state: Any) -> None:
-    if not isinstance(state, dict):
-        raise StateFileError(f"state must be the dict of state_dict(), got {type(state).__name__}")
-    missing = sorted(_STATE_KEYS - set(state))
-    if missing:
-        raise StateFileError(
-            f"state is not {_WHAT} (no {', '.join(missing)}): it was saved by something else"
-        )
+    check_state_keys(state, _STATE_KEYS, _WHAT)
 
 
 def _materialize(unlabeled: Any) -> Any:

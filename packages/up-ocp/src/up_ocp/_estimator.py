@@ -23,8 +23,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_alpha, check_choice, check_finite_array, check_in_interval
 from icml26_shared.state import (
-    StateFileError,
     check_same_config,
+    check_state_keys,
     decode_state,
     dumps_state,
     load_state_file,
@@ -97,13 +97,7 @@ _STATE_KEYS = frozenset(
 
 
 def _check_state_keys(state: Any) -> None:
-    if not isinstance(state, dict):
-        raise StateFileError(f"state must be the dict of state_dict(), got {type(state).__name__}")
-    missing = sorted(_STATE_KEYS - set(state))
-    if missing:
-        raise StateFileError(
-            f"state is not {_WHAT} (no {', '.join(missing)}): it was saved by something else"
-        )
+    check_state_keys(state, _STATE_KEYS, _WHAT)
 
 
 class OnlineConformal:
