@@ -37,6 +37,19 @@ Array = NDArray[np.float64]
 __all__ = ["DRBestArmPolicy", "best_single_arm", "plug_in_policy", "plug_in_value"]
 
 
+def default_regressor() -> HistGradientBoostingRegressor:
+    """The outcome regressor of the DR best-arm baseline and of the econml / DoubleML peers
+    (one setting, so the comparisons share it)."""
+    return HistGradientBoostingRegressor(
+        max_iter=150,
+        learning_rate=0.05,
+        max_leaf_nodes=15,
+        min_samples_leaf=40,
+        early_stopping=True,
+        random_state=0,
+    )
+
+
 class DRBestArmPolicy:
     """Doubly-robust best-arm-per-user policy (a DR-learner over K arms, known propensities).
 
@@ -54,16 +67,7 @@ class DRBestArmPolicy:
         self.seed = int_from_seed(seed, bits=63)
 
     def _reg(self) -> Any:
-        if self.regressor is None:
-            return HistGradientBoostingRegressor(
-                max_iter=150,
-                learning_rate=0.05,
-                max_leaf_nodes=15,
-                min_samples_leaf=40,
-                early_stopping=True,
-                random_state=0,
-            )
-        return clone(self.regressor)
+        return default_regressor() if self.regressor is None else clone(self.regressor)
 
     def fit(
         self, X: ArrayLike, t: ArrayLike, y: ArrayLike, arms: ArrayLike, probs: Any = None

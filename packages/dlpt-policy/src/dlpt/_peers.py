@@ -10,7 +10,6 @@ much faster than oversubscribed threads).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,20 +17,9 @@ from threadpoolctl import threadpool_limits
 
 from icml26_shared.checks import SeedLike, int_from_seed, rng_from_seed
 
+from ._baselines import default_regressor
+
 Array = NDArray[np.float64]
-
-
-def _hgb() -> Any:
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
-    return HistGradientBoostingRegressor(
-        max_iter=150,
-        learning_rate=0.05,
-        max_leaf_nodes=15,
-        min_samples_leaf=40,
-        early_stopping=True,
-        random_state=0,
-    )
 
 
 def econml_available() -> bool:
@@ -62,7 +50,7 @@ def dr_policy_forest(
     k = np.argmin(np.abs(t[:, None] - arms[None, :]), axis=1)
     with threadpool_limits(limits=1):
         forest = DRPolicyForest(
-            model_regression=_hgb(),
+            model_regression=default_regressor(),
             model_propensity=DummyClassifier(strategy="prior"),
             random_state=seed,
             n_jobs=1,
@@ -93,7 +81,7 @@ def doubleml_apos(
         data = dml.DoubleMLData(df, y_col="y", d_cols="d", x_cols=cols)
         model = dml.DoubleMLAPOS(
             data,
-            ml_g=_hgb(),
+            ml_g=default_regressor(),
             ml_m=LogisticRegression(max_iter=1000),
             treatment_levels=list(range(arms.size)),
             n_folds=5,
