@@ -455,21 +455,26 @@ def parallel_map(
     return out
 
 
+def _cpuinfo(*keys: str) -> str | None:
+    """The value of the first ``/proc/cpuinfo`` line starting with one of ``keys`` (None when
+    there is none, or no such file)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(keys):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
 def machine_description() -> str:
     """``"<cores> cores, <CPU model> (<SIMD capability>), <OS>"``: the SIMD level is torch's
     CPU capability where torch is already imported (AVX2, AVX512, ...)."""
     import platform
 
     n = available_cores()
-    proc = platform.machine() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    proc = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    proc = _cpuinfo("model name") or platform.machine() or "unknown CPU"
     torch = sys.modules.get("torch")
     cap = ""
     if torch is not None:
@@ -483,15 +488,7 @@ def machine_description() -> str:
 def cpu_capability() -> str:
     """The vector instructions this CPU offers (``"AVX512 + native bf16"``, ``"AVX2"``, ...),
     capped by ``ATEN_CPU_CAPABILITY`` where it is set (how runs emulate an AVX2 machine)."""
-    flags: set[str] = set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith(("flags", "Features")):
-                    flags = set(line.split(":", 1)[1].split())
-                    break
-    except OSError:
-        return ""
+    flags = set((_cpuinfo("flags", "Features") or "").split())
     level = "AVX512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""
     if not level and flags:
         level = "NEON" if {"asimd", "neon"} & flags else "baseline"
