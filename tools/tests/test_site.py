@@ -2,6 +2,7 @@
 code blocks, every image and internal link resolving, a figure on every package page."""
 
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -24,7 +25,7 @@ def site(tmp_path_factory) -> Path:
         [mkdocs, "build", "--strict", "--quiet", "-d", str(out)],
         cwd=ROOT,
         check=True,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     return out
 

@@ -197,12 +197,12 @@ def record_results(root: Path, reports: Path) -> list[Path]:
         mode = "quick" if new.quick else "full"
         kept = []
         for fig in new.figures:  # copied beside the record, named by the run's mode
-            src_fig = fig if Path(fig).is_absolute() else src.parent / Path(fig).name
-            if not src_fig.is_file():
-                src_fig = src.parent / Path(fig).name
+            # where the run saved it, else beside the report (a report copied from elsewhere)
+            fig = Path(fig)
+            src_fig = fig if fig.is_absolute() and fig.is_file() else src.parent / fig.name
             if not src_fig.is_file():
                 continue
-            name = Path(fig).name
+            name = fig.name
             name = name if name.startswith(f"{mode}_") else f"{mode}_{name}"
             shutil.copy2(src_fig, dst.parent / name)
             kept.append(Path(name))
