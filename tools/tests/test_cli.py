@@ -139,3 +139,31 @@ def test_installed_method_packages_are_discovered():
             continue  # an isolated run of tools/ installs no method package
         installed.add(folder.name)
     assert installed <= set(cli.discover())
+
+
+def test_reproduce_set_overrides_one_packages_config(monkeypatch, tmp_path, capsys):
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Cfg:
+        n: int = 5
+
+    def run(config, out_dir, progress):
+        r = ex.ExperimentResult("cfg", "configured")
+        r.check("n", config.n, ">=", 3)
+        return r
+
+    eps = {
+        "cfg": _entry("cfg", ex.Experiment("cfg", "configured", run, Cfg(3), Cfg())),
+        "good": _entry("good", ex.Experiment("good", "works", _ok)),
+    }
+    monkeypatch.setattr(cli, "discover", lambda: dict(sorted(eps.items())))
+    base = ["reproduce", "cfg", "--out", str(tmp_path), "--no-progress"]
+    assert cli.main([*base, "--set", "n=1"]) == 1
+    assert json.loads((tmp_path / "cfg" / "result.json").read_text())["config"] == {"n": 1}
+    with pytest.raises(SystemExit, match="unknown config key 'm'"):
+        cli.main([*base, "--set", "m=1"])
+    with pytest.raises(SystemExit, match="name that package"):
+        cli.main(["reproduce", "--out", str(tmp_path), "--set", "n=1"])
+    with pytest.raises(SystemExit, match="presets only"):
+        cli.main([*base, "--set", "n=1", "--record"])

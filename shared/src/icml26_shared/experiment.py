@@ -5,16 +5,23 @@ A package exposes one :class:`Experiment` object, registered under the entry-poi
 ``__main__`` that calls :func:`main`::
 
     # src/mypkg/_reproduce.py
-    def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult: ...
-    EXPERIMENT = Experiment("mypkg", "one line on what is compared", reproduce)
+    @dataclass(frozen=True)
+    class Config:
+        n_seeds: int = 200
+
+    QUICK, FULL = Config(n_seeds=20), Config()
+
+    def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult: ...
+    EXPERIMENT = Experiment("mypkg", "one line on what is compared", reproduce, QUICK, FULL)
 
     # src/mypkg/__main__.py
     from icml26_shared.experiment import main
     main("mypkg._reproduce:EXPERIMENT")
 
-``reproduce`` builds :class:`ResultTable` objects (rows = methods, columns = metrics, each cell a
-number or a mean ± Monte Carlo standard error), saves PNG figures into ``out_dir`` and records its
-acceptance checks by name. Rendering (terminal text, markdown, JSON) happens here, never inside
+``reproduce`` builds :class:`ResultTable` objects (rows = methods by id with a display label,
+columns = metrics, each cell a number or a mean ± Monte Carlo standard error), saves PNG figures
+into ``out_dir`` and records its acceptance checks with :meth:`ExperimentResult.check` (the
+measured value, the comparison and the bound). Rendering (terminal text, markdown, JSON) happens here, never inside
 the algorithms.
 """
 
@@ -28,7 +35,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -108,18 +115,47 @@ class ResultTable:
     columns: list[str]
     rows: dict[str, dict[str, Cell]] = field(default_factory=dict)
     note: str = ""
+    #: display labels of rows whose id is not what the table should show
+    labels: dict[str, str] = field(default_factory=dict)
 
-    def add_row(self, method: str, **cells: Cell | Sequence[float]) -> None:
-        """Add a row; a sequence of numbers becomes an :class:`Estimate` (mean ± s.e.)."""
-        unknown = set(cells) - set(self.columns)
+    def add_row(
+        self,
+        method: str,
+        cells: Mapping[str, Cell | Sequence[float]] | None = None,
+        /,
+        *,
+        label: str | None = None,
+        **named: Cell | Sequence[float],
+    ) -> None:
+        """Add the row of ``method`` (a short stable id; ``label``, default the id, is what the
+        table shows). Cells come as a mapping ``{column: value}`` and/or as keywords; a
+        sequence of numbers becomes an :class:`Estimate` (mean ± s.e.).
+
+        >>> t = ResultTable("demo", ["coverage", "mean width"])
+        >>> t.add_row("ours", {"coverage": 0.9, "mean width": [1.0, 1.2]}, label="UP-OCP (ours)")
+        >>> t.rows["ours"]["coverage"], t.label("ours")
+        (0.9, 'UP-OCP (ours)')
+        """
+        merged: dict[str, Cell | Sequence[float]] = dict(cells or {})
+        twice = set(merged) & set(named)
+        if twice:
+            raise ValueError(f"cells given both in the mapping and as keywords: {sorted(twice)}")
+        merged.update(named)
+        unknown = set(merged) - set(self.columns)
         if unknown:
             raise ValueError(f"cells must be among columns {self.columns}, got {sorted(unknown)}")
         row: dict[str, Cell] = {}
-        for k, v in cells.items():
+        for k, v in merged.items():
             if isinstance(v, list | tuple | np.ndarray):
                 v = Estimate.of(v)
-            row[k] = v
+            row[k] = v  # type: ignore[assignment]
         self.rows[method] = row
+        if label is not None and label != method:
+            self.labels[method] = label
+
+    def label(self, method: str) -> str:
+        """What the table shows for the row ``method``."""
+        return self.labels.get(method, method)
 
     def _cell(self, method: str, col: str, digits: int) -> str:
         v = self.rows[method].get(col)
@@ -135,7 +171,7 @@ class ResultTable:
         head = "| method | " + " | ".join(escape_cell(c) for c in self.columns) + " |"
         sep = "|---|" + "---|" * len(self.columns)
         body = [
-            f"| {escape_cell(m)} | "
+            f"| {escape_cell(self.label(m))} | "
             + " | ".join(escape_cell(self._cell(m, c, digits)) for c in self.columns)
             + " |"
             for m in self.rows
@@ -147,7 +183,9 @@ class ResultTable:
 
     def to_text(self, digits: int = 3) -> str:
         cells = [["method", *self.columns]]
-        cells += [[m, *(self._cell(m, c, digits) for c in self.columns)] for m in self.rows]
+        cells += [
+            [self.label(m), *(self._cell(m, c, digits) for c in self.columns)] for m in self.rows
+        ]
         widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
         lines = ["  ".join(s.ljust(w) for s, w in zip(r, widths)) for r in cells]
         lines.insert(1, "  ".join("-" * w for w in widths))
@@ -162,14 +200,18 @@ class ResultTable:
             return Estimate(**v) if isinstance(v, dict) else v
 
         rows = {m: {k: dec(v) for k, v in r.items()} for m, r in data["rows"].items()}
-        return cls(data["title"], list(data["columns"]), rows, data.get("note", ""))
+        labels = {str(k): str(v) for k, v in data.get("labels", {}).items()}
+        return cls(data["title"], list(data["columns"]), rows, data.get("note", ""), labels)
 
     def to_dict(self) -> dict[str, Any]:
         def enc(v: Cell) -> Any:
             return asdict(v) if isinstance(v, Estimate) else v
 
         rows = {m: {k: enc(v) for k, v in r.items()} for m, r in self.rows.items()}
-        return {"title": self.title, "columns": self.columns, "rows": rows, "note": self.note}
+        out = {"title": self.title, "columns": self.columns, "rows": rows, "note": self.note}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
 
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -237,6 +279,10 @@ class ExperimentResult:
     cpu: str = ""
     #: the checks recorded by :meth:`check`, with their values and bounds (also in ``checks``)
     details: list[Check] = field(default_factory=list)
+    #: the config the run used (:func:`icml26_shared.config.config_dict`) and the ``--set``
+    #: overrides applied to its preset
+    config: dict[str, Any] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
 
     def check(self, id: str, value: float, op: str, bound: float, label: str = "") -> bool:
         """Record the acceptance check ``value <op> bound`` under a short stable ``id``; returns
@@ -286,7 +332,10 @@ class ExperimentResult:
 
     def to_markdown(self, relative_to: Path | None = None) -> str:
         mode = "quick" if self.quick else "full"
-        out = [f"## {self.package}: {self.title}", "", f"_{mode} run, {self.seconds:.1f} s_", ""]
+        run = f"_{mode} run, {self.seconds:.1f} s_"
+        if self.overrides:
+            run += f" with `--set {' '.join(self.overrides)}`"
+        out = [f"## {self.package}: {self.title}", "", run, ""]
         if self.headline:
             out += [f"Headline: {self.headline}", ""]
         for t in self.tables:
@@ -333,6 +382,8 @@ class ExperimentResult:
             "passed": self.passed,
             "checks": self.checks,
             "check_values": [c.to_dict() for c in self.details],
+            "config": self.config,
+            "overrides": self.overrides,
             "notes": self.notes,
             "figures": [str(f) for f in self.figures],
             "tables": [t.to_dict() for t in self.tables],
@@ -358,10 +409,13 @@ class ExperimentResult:
             commit=str(data.get("commit") or ""),
             cpu=str(data.get("cpu") or ""),
             details=[Check.from_dict(c) for c in data.get("check_values", [])],
+            config=dict(data.get("config") or {}),
+            overrides=[str(o) for o in data.get("overrides") or []],
         )
 
 
-ReproduceFn = Callable[[bool, Path, bool], ExperimentResult]
+#: ``reproduce(config, out_dir, progress)``; an experiment without presets takes ``quick: bool``
+ReproduceFn = Callable[[Any, Path, "bool | None"], ExperimentResult]
 
 
 def available_cores() -> int:
@@ -534,22 +588,52 @@ class Experiment:
     Attributes:
         package: distribution name, e.g. ``"up-ocp"``.
         description: one line on what is compared.
-        reproduce: ``reproduce(quick, out_dir, progress) -> ExperimentResult``.
+        reproduce: ``reproduce(config, out_dir, progress) -> ExperimentResult``.
+        quick_config, full_config: the two presets (frozen dataclasses, see
+            :mod:`icml26_shared.config`); ``--quick`` picks the first, ``--set key=value``
+            overrides fields of the one picked.
     """
 
     package: str
     description: str
     reproduce: ReproduceFn
+    quick_config: Any = None
+    full_config: Any = None
+
+    def config(self, *, quick: bool = False, overrides: Sequence[str] = ()) -> Any:
+        """The preset ``--quick`` picks (``quick``), with ``overrides`` applied."""
+        from icml26_shared.config import override
+
+        if self.full_config is None or self.quick_config is None:
+            # an experiment without presets: reproduce takes the quick flag itself
+            if overrides:
+                raise ValueError(f"{self.package}'s reproduce has no config fields to --set")
+            return quick
+        base = self.quick_config if quick else self.full_config
+        return override(base, list(overrides)) if overrides else base
 
     def run(
-        self, *, quick: bool = False, out_dir: Path | str = "reports", progress: bool = True
+        self,
+        *,
+        quick: bool = False,
+        out_dir: Path | str = "reports",
+        progress: bool | None = None,
+        overrides: Sequence[str] = (),
     ) -> ExperimentResult:
-        """Run ``reproduce`` into ``out_dir``, timing it, and save ``result.json`` there."""
+        """Run ``reproduce`` on the preset (and ``overrides``) into ``out_dir``, timing it, and
+        save ``result.json`` (with the config) there. ``progress=None``: bars on a terminal,
+        a line per stage when piped."""
+        from icml26_shared.config import config_dict
+
+        config = self.config(quick=quick, overrides=overrides)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        result = self.reproduce(quick, out, progress)
+        result = self.reproduce(config, out, progress)
         result.stamp(time.perf_counter() - start, quick)
+        if self.full_config is not None:
+            result.config = config_dict(config)
+        result.overrides = list(overrides)
         (out / "result.json").write_text(result.to_json())
         return result
 
@@ -633,7 +717,8 @@ def _load(target: str | Experiment) -> Experiment:
 
 
 def main(target: str | Experiment, argv: Sequence[str] | None = None) -> int:
-    """Command line ``python -m <pkg> reproduce [--quick] [--out DIR] [--no-progress]``.
+    """Command line ``python -m <pkg> reproduce [--quick] [--set KEY=VALUE ...] [--out DIR]
+    [--no-progress] [--show-config]``.
 
     ``target`` is the :class:`Experiment` or its ``"module:attribute"`` path (loaded lazily so
     ``python -m pkg --help`` stays fast).
@@ -642,12 +727,35 @@ def main(target: str | Experiment, argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline comparison, print a table, save plots")
     rep.add_argument("--quick", action="store_true", help="reduced sizes (minutes on 2 cores)")
+    rep.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field of the config (repeatable; --show-config lists the fields)",
+    )
     rep.add_argument("--out", default=None, help="output folder (default reports/<package>)")
     rep.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    rep.add_argument("--show-config", action="store_true", help="print the config and exit")
     args = parser.parse_args(argv)
     experiment = _load(target)
+    try:
+        config = experiment.config(quick=args.quick, overrides=args.set)
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
+    if args.show_config:
+        from icml26_shared.config import config_dict
+
+        shown = config_dict(config) if experiment.full_config is not None else {"quick": config}
+        print(json.dumps(shown, indent=2))
+        return 0
     out = Path(args.out) if args.out else Path("reports") / experiment.package
-    result = experiment.run(quick=args.quick, out_dir=out, progress=not args.no_progress)
+    result = experiment.run(
+        quick=args.quick,
+        out_dir=out,
+        progress=False if args.no_progress else None,
+        overrides=args.set,
+    )
     print(result.to_text())
     print(f"\nresults written to {out}/result.json")
     return 0 if result.passed else 1

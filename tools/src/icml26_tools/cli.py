@@ -5,7 +5,8 @@ registers its :class:`icml26_shared.experiment.Experiment` there, so adding a pa
 edit here.
 
     icml26 list
-    icml26 reproduce [PKG ...] [--quick] [--record] [--out reports] [--jobs N] [--timeout S]
+    icml26 reproduce [PKG ...] [--quick] [--set KEY=VALUE] [--record] [--out reports] [--jobs N]
+                     [--timeout S]
     icml26 bench [PKG ...] [--quick] [--out reports]
     icml26 report [--out reports] [--readme [README.md]] [--docs [--record]]
 
@@ -142,6 +143,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise SystemExit(f"icml26 reproduce: --jobs must be >= 1, got {jobs}")
     if args.timeout is not None and args.timeout <= 0:
         raise SystemExit(f"icml26 reproduce: --timeout must be > 0 seconds, got {args.timeout}")
+    if args.set and len(selected) != 1:
+        raise SystemExit("icml26 reproduce: --set changes one package's config; name that package")
+    if args.set and args.record:
+        raise SystemExit("icml26 reproduce: --record keeps runs of the presets only, not --set")
+    if args.set:
+        (ep,) = selected.values()
+        try:
+            ep.load().config(quick=args.quick, overrides=args.set)
+        except (TypeError, ValueError) as exc:
+            raise SystemExit(f"icml26 reproduce: {exc}") from None
     t0 = time.perf_counter()
     if jobs == 1 or len(selected) == 1:
         results, errors = _reproduce_serial(selected, args, out)
@@ -185,7 +196,10 @@ def _reproduce_serial(
         try:
             experiment: Experiment = ep.load()
             result = experiment.run(
-                quick=args.quick, out_dir=out / name, progress=not args.no_progress
+                quick=args.quick,
+                out_dir=out / name,
+                progress=False if args.no_progress else None,
+                overrides=args.set,
             )
             results[name] = result
             tqdm.write(result.to_text(), file=sys.stdout)
@@ -292,6 +306,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="reduced sizes (minutes on 2 cores)")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
     p.add_argument("--no-progress", action="store_true", help="hide the packages' progress bars")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field of the one named package's config (repeatable; "
+        "`python -m <pkg> reproduce --show-config` lists the fields)",
+    )
     p.add_argument(
         "--record",
         action="store_true",
