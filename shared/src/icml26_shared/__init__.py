@@ -1,5 +1,6 @@
 """Shared pieces of the icml26 packages: argument checks, the split-conformal core, datasets,
-metrics, the ``reproduce`` protocol and the benchmark layout.
+metrics, the ``reproduce`` protocol (configs, checks, a resumable job runner, thread contexts)
+and the benchmark layout.
 
 Import the submodules (``from icml26_shared.checks import check_alpha``,
 ``from icml26_shared import metrics``). Importing the package itself imports nothing: each
@@ -15,12 +16,15 @@ from typing import Any
 __all__ = [
     "bench",
     "checks",
+    "config",
     "conformal",
     "datasets",
     "experiment",
+    "jobs",
     "metrics",
     "state",
     "testing",
+    "threads",
 ]
 
 
