@@ -10,7 +10,21 @@ import pytest
 
 import icml26_shared
 
-MODULES = ["bench", "checks", "conformal", "datasets", "experiment", "metrics", "state", "testing"]
+MODULES = sorted(
+    [
+        "bench",
+        "checks",
+        "config",
+        "conformal",
+        "datasets",
+        "experiment",
+        "jobs",
+        "metrics",
+        "state",
+        "testing",
+        "threads",
+    ]
+)
 
 
 def test_importing_checks_imports_nothing_heavy():
