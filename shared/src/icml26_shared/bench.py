@@ -27,7 +27,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +166,6 @@ def _finite(obj: Any) -> Any:
         return {k: _finite(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_finite(v) for v in obj]
-    if hasattr(obj, "__dataclass_fields__"):
+    if is_dataclass(obj) and not isinstance(obj, type):
         return _finite(asdict(obj))
     return obj

@@ -35,7 +35,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -669,11 +669,9 @@ def progress(
         yield from iterable
         return
     if enabled is None and not sys.stderr.isatty():
-        n = (
-            total
-            if total is not None
-            else (len(iterable) if hasattr(iterable, "__len__") else None)
-        )  # type: ignore[arg-type]
+        n = total
+        if n is None and isinstance(iterable, Sized):
+            n = len(iterable)
         label = desc or "working"
         say(f"{label}: {n} steps..." if n is not None else f"{label}...")
         start = time.perf_counter()

@@ -178,6 +178,8 @@ def loads_state_text(text: Any, what: str, *, caller: str = "from_json") -> Any:
     ``from_json``), refusing a non-string and naming ``what`` when the text is truncated."""
     if not isinstance(text, str | bytes):
         raise TypeError(f"text must be the str of to_json(), got {type(text).__name__}")
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
     with reading(f"the JSON text given to {caller}", what):
         return loads_state(text)
 

@@ -294,7 +294,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="icml26", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="icml26", description=(__doc__ or "icml26").splitlines()[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="installed packages, versions, last check status")
