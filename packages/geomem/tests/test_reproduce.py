@@ -12,7 +12,7 @@ def test_generator_checks_pass():
 
 
 @pytest.mark.slow
-def test_reproduce_tiny(tmp_path, monkeypatch):
+def test_reproduce_tiny(tmp_path):
     pytest.importorskip("matplotlib")
     tiny = rep.Config(
         d=20,
@@ -24,9 +24,11 @@ def test_reproduce_tiny(tmp_path, monkeypatch):
         cycle_steps=200,
         incontext_steps=10,
     )
-    monkeypatch.setattr(rep, "QUICK", tiny)
-    res = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
+    res = rep.reproduce(tiny, tmp_path, False)
     items = {k.split()[0] for k in res.checks}
     assert items == {str(i) for i in range(1, 9)}
     assert len(res.figures) == 4 and all(f.exists() for f in res.figures)
-    assert (tmp_path / "result.json").exists()
+    # every check that compares numbers records its value and bound
+    assert {c.label for c in res.details} == set(res.checks) - {
+        k for k in res.checks if k.startswith(("1 ", "8 "))
+    }
