@@ -1,4 +1,4 @@
-"""Issue 26: Salesforce ``online-conformal`` as a peer, finite DtACI, the comparison helpers."""
+"""Salesforce ``online-conformal`` as a peer, finite DtACI, the comparison helpers."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def test_interval_summary_errors():
 
 @pytest.mark.parametrize("kind", ["stationary", "change_point", "cauchy"])
 def test_up_with_zero_offset_never_over_covers(kind):
-    """README, issue 26: with q̂0 = 0 and positive scores, q_t > 0 needs M_{t-1} + ½ > αt, so
+    """README: with q̂0 = 0 and positive scores, q_t > 0 needs M_{t-1} + ½ > αt, so
     every prefix has M_t ≥ αt − ½ (UP-OCP cannot over-cover; its error is one-sided)."""
     from up_ocp import up_ocp
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
 
-from icml26_shared.experiment import Experiment
+import numpy as np
+import pytest
+
+from icml26_shared.config import config_dict, override
+from icml26_shared.experiment import Experiment, ExperimentResult
 from up_ocp import _reproduce as rep
 
 
@@ -30,31 +34,46 @@ def test_aci_pick_best_and_median():
 
 
 def test_identity_and_bound_tables_pass():
-    checks: dict[str, bool] = {}
-    rep._identity_table(checks)
-    rep._bound_table(checks)
-    assert checks == {"1 UP identity to 1e-9": True, "2 bound holds at every t <= 1e4": True}
+    result = ExperimentResult("up-ocp", "t")
+    rep._identity_table(result)
+    rep._bound_table(result)
+    assert [c.id for c in result.details] == ["identity", "bound"]
+    assert all(c.passed for c in result.details)
+    assert result.details[0].value <= 1e-9 <= result.details[0].bound
 
 
 def test_plot_writes_png(tmp_path):
     s = np.abs(np.random.default_rng(0).standard_normal(300))
-    runs = {name: (s, rep.run_method(m, s, **p)) for name, (m, p) in list(rep.ZOO.items())[:3]}
+    runs = {row: (m.label, s, rep._run_zoo(row, s)) for row, m in list(rep.ZOO.items())[:3]}
     path = rep._plot(tmp_path / "x.png", runs, "t", 50)
     assert path.stat().st_size > 1000
 
 
 def test_experiment_object():
     assert isinstance(rep.EXPERIMENT, Experiment) and rep.EXPERIMENT.package == "up-ocp"
+    assert rep.EXPERIMENT.quick_config is rep.QUICK and rep.EXPERIMENT.full_config is rep.FULL
+
+
+def test_config_overrides_and_validation():
+    cfg = override(rep.QUICK, ["cp_lengths=100,200", "peer_series=sp500,wti"])
+    assert cfg.cp_lengths == (100, 200) and cfg.peer_series == ("sp500", "wti")
+    assert config_dict(rep.FULL)["peer_series"] == list(rep.RETURN_SERIES)
+    with pytest.raises(ValueError, match="cp_seeds"):
+        dataclasses.replace(rep.QUICK, cp_seeds=0)
+    with pytest.raises(ValueError, match="sp500"):
+        dataclasses.replace(rep.QUICK, real_series=("vix",))
+    with pytest.raises(ValueError, match="must be one of"):
+        override(rep.QUICK, ["real_series=sp500,dax"])
 
 
 def test_peer_table_skips_online_conformal_with_a_note(monkeypatch):
     rng = np.random.default_rng(1)
     monkeypatch.setattr(rep, "load_returns", lambda name: rng.standard_normal(420))
     monkeypatch.setattr(rep, "online_conformal_available", lambda: False)
-    checks: dict[str, bool] = {}
-    notes: list[str] = []
-    table = rep._peer_table(True, False, checks, notes)
-    assert any("not installed" in n for n in notes)
-    assert checks == {"26.3 no method's mean width is infinite (finite DtACI)": True}
+    result = ExperimentResult("up-ocp", "t")
+    table = rep._peer_table(rep.QUICK, False, result)
+    assert any("not installed" in n for n in result.notes)
+    assert [(c.id, c.value, c.passed) for c in result.details] == [("peer-finite", 0.0, True)]
+    assert "oc-faci" not in table.rows and "up-ocp" in table.rows
     md = table.to_markdown()
     assert "UP-OCP (ours, ε=1)" in md and "online-conformal)" not in md and "inf" not in md

@@ -1,6 +1,6 @@
 r"""Side-by-side comparison of online methods on one score stream, with standard errors.
 
-Protocol (the one of Bhatnagar et al. 2023 and of issue 26): the first ``n_calibration`` scores
+Protocol (the one of Bhatnagar et al. 2023): the first ``n_calibration`` scores
 are a warm-up. Salesforce ``online-conformal`` gets them as calibration residuals; our methods run
 through them online (they have no separate calibration step). Every method is then scored on the
 same remaining rounds: coverage :math:`1 - \frac1n\sum 1\{s_t > q_t\}` and mean width
@@ -80,6 +80,61 @@ def _ours(method: str, s: NDArray, alpha: float, n: int, **params: Any) -> NDArr
     return q[n:]
 
 
+#: display label of each row id of :func:`compare_by_id` (the keys :func:`compare_methods` returns)
+COMPARE_LABELS: dict[str, str] = {
+    "up-ocp": "UP-OCP (ours, ε=1)",
+    "dtaci": "DtACI/FACI (ours)",
+    "saocp": "SAOCP (ours)",
+    "sf-ogd": "SF-OGD (ours)",
+    "up-eps-cal": "UP-OCP variant: ε = 100·q̂_cal",
+    "up-q0-cal": "UP-OCP variant: q̂0 = q̂_cal",
+    "up-beta-prior": "UP-OCP variant: Beta(α, 1−α) prior",
+    "oc-faci": "FACI (online-conformal)",
+    "oc-saocp": "SAOCP (online-conformal)",
+    "oc-sf-ogd": "SF-OGD (online-conformal)",
+    "dtaci-matched": "DtACI/FACI (ours) at UP-OCP's realised miss",
+    "oc-faci-matched": "FACI (online-conformal) at UP-OCP's realised miss",
+}
+
+
+def compare_by_id(
+    scores: ArrayLike,
+    alpha: float = 0.1,
+    n_calibration: int = 50,
+    *,
+    peers: bool = True,
+    variants: bool = True,
+) -> dict[str, dict[str, float]]:
+    """:func:`compare_methods` with rows keyed by short ids (labels in :data:`COMPARE_LABELS`)."""
+    a = check_alpha(alpha)
+    s = check_finite_array(scores, "scores", ndim=1)
+    n = check_positive_int(n_calibration, "n_calibration")
+    if s.size < n + N_BLOCKS:
+        raise ValueError(f"scores must have at least n_calibration + {N_BLOCKS} rounds")
+    test = s[n:]
+    runs: dict[str, NDArray] = {
+        "up-ocp": _ours("up", s, a, n, eps=1.0),
+        "dtaci": _ours("dtaci", s, a, n),
+        "saocp": _ours("saocp", s, a, n),
+        "sf-ogd": _ours("sf_ogd", s, a, n),
+    }
+    if variants:
+        q_cal = float(split_quantile(s[:n], a))
+        q_cal = q_cal if np.isfinite(q_cal) and q_cal > 0 else float(np.max(s[:n]) or 1.0)
+        runs["up-eps-cal"] = _ours("up", s, a, n, eps=100.0 * q_cal)
+        runs["up-q0-cal"] = _ours("up", s, a, n, q0=q_cal)
+        runs["up-beta-prior"] = _ours("up", s, a, n, prior=(a, 1.0 - a))
+    if peers:
+        for key in ("faci", "saocp", "sf_ogd"):
+            runs[f"oc-{key.replace('_', '-')}"] = online_conformal_thresholds(key, s, a, n)
+    a_up = float((test > runs["up-ocp"]).mean())
+    a_up = min(max(a_up, 1e-3), 0.999)
+    runs["dtaci-matched"] = _ours("dtaci", s, a_up, n)
+    if peers:
+        runs["oc-faci-matched"] = online_conformal_thresholds("faci", s, a_up, n)
+    return {row: interval_summary(test, q) for row, q in runs.items()}
+
+
 def compare_methods(
     scores: ArrayLike,
     alpha: float = 0.1,
@@ -108,32 +163,5 @@ def compare_methods(
     Returns:
         ``{row name: interval_summary(...)}``.
     """
-    a = check_alpha(alpha)
-    s = check_finite_array(scores, "scores", ndim=1)
-    n = check_positive_int(n_calibration, "n_calibration")
-    if s.size < n + N_BLOCKS:
-        raise ValueError(f"scores must have at least n_calibration + {N_BLOCKS} rounds")
-    test = s[n:]
-    runs: dict[str, NDArray] = {
-        "UP-OCP (ours, ε=1)": _ours("up", s, a, n, eps=1.0),
-        "DtACI/FACI (ours)": _ours("dtaci", s, a, n),
-        "SAOCP (ours)": _ours("saocp", s, a, n),
-        "SF-OGD (ours)": _ours("sf_ogd", s, a, n),
-    }
-    if variants:
-        q_cal = float(split_quantile(s[:n], a))
-        q_cal = q_cal if np.isfinite(q_cal) and q_cal > 0 else float(np.max(s[:n]) or 1.0)
-        runs["UP-OCP variant: ε = 100·q̂_cal"] = _ours("up", s, a, n, eps=100.0 * q_cal)
-        runs["UP-OCP variant: q̂0 = q̂_cal"] = _ours("up", s, a, n, q0=q_cal)
-        runs["UP-OCP variant: Beta(α, 1−α) prior"] = _ours("up", s, a, n, prior=(a, 1.0 - a))
-    if peers:
-        for key, label in (("faci", "FACI"), ("saocp", "SAOCP"), ("sf_ogd", "SF-OGD")):
-            runs[f"{label} (online-conformal)"] = online_conformal_thresholds(key, s, a, n)
-    a_up = float((test > runs["UP-OCP (ours, ε=1)"]).mean())
-    a_up = min(max(a_up, 1e-3), 0.999)
-    runs["DtACI/FACI (ours) at UP-OCP's realised miss"] = _ours("dtaci", s, a_up, n)
-    if peers:
-        runs["FACI (online-conformal) at UP-OCP's realised miss"] = online_conformal_thresholds(
-            "faci", s, a_up, n
-        )
-    return {name: interval_summary(test, q) for name, q in runs.items()}
+    rows = compare_by_id(scores, alpha, n_calibration, peers=peers, variants=variants)
+    return {COMPARE_LABELS[row]: summary for row, summary in rows.items()}

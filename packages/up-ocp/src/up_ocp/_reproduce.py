@@ -1,4 +1,5 @@
-"""``python -m up_ocp reproduce [--quick]``: UP-OCP against the online baseline zoo.
+"""``python -m up_ocp reproduce [--quick] [--set key=value]``: UP-OCP against the online
+baseline zoo.
 
 Tables (rows = methods, cells = mean ± Monte Carlo s.e. over seeds):
 
@@ -21,8 +22,9 @@ the largest score seen before t (0 before any score); ``inf %`` reports how ofte
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,7 +41,7 @@ from icml26_shared.experiment import (
 )
 from icml26_shared.metrics import rolling_miscoverage
 
-from ._compare import compare_methods, online_conformal_available
+from ._compare import COMPARE_LABELS, compare_by_id, online_conformal_available
 from ._data import RETURN_SERIES, forecast_residuals, load_returns
 from ._estimator import make_algorithm
 from ._protocol import run_algorithm
@@ -47,17 +49,88 @@ from ._up import cover_fraction, cover_log_wealth, coverage_bound, kt_fraction
 
 ALPHA = 0.1
 ACI_GRID = np.geomspace(0.001, 0.2, 9)  # median = 0.0141
-#: The zoo with the constants every method uses in the tables (none tuned per stream).
-ZOO: dict[str, tuple[str, dict[str, Any]]] = {
-    "UP-OCP (ours, ε=1)": ("up", {"eps": 1.0}),
-    "KT-betting ACI (ε=1)": ("kt_aci", {"eps": 1.0}),
-    "DtACI": ("dtaci", {}),
-    "quantile tracking (η=0.1)": ("quantile_tracking", {"lr": 0.1}),
-    "conformal PID": ("pid", {}),
-    "SF-OGD": ("sf_ogd", {}),
-    "SAOCP": ("saocp", {}),
-    "decaying-step OGD": ("decaying_ogd", {}),
+
+Series = Literal["sp500", "nasdaq", "vix", "wti", "ff_market"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """Sizes of the headline experiment (``--set key=value`` overrides any of them).
+
+    Attributes:
+        cp_lengths: the two horizons of the change-point stream (table 3): checks 3a and 3c/3d
+            at the first, 3b and the headline at the second.
+        cp_seeds: streams (seeds) of the change-point stream.
+        scale_T: horizon of the scale-free table (4).
+        scale_seeds: streams of the scale-free table.
+        streams_T: horizon of the other synthetic streams (table 5).
+        streams_seeds: streams of each synthetic kind in table 5.
+        real_series: the daily return series of table 6 (must include ``sp500``, the figure's).
+        peer_series: the real series of table 7 (ours vs Salesforce ``online-conformal``).
+    """
+
+    cp_lengths: tuple[int, int] = (5_000, 20_000)
+    cp_seeds: int = 10
+    scale_T: int = 5_000
+    scale_seeds: int = 10
+    streams_T: int = 20_000
+    streams_seeds: int = 10
+    real_series: tuple[Series, ...] = ("sp500", "nasdaq")
+    peer_series: tuple[Series, ...] = RETURN_SERIES  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        for name in ("cp_seeds", "scale_seeds", "streams_seeds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name, T in (("cp_lengths", min(self.cp_lengths)), ("scale_T", self.scale_T)):
+            if T < 2:
+                raise ValueError(f"{name} must be >= 2 steps, got {T}")
+        if self.streams_T < 2:
+            raise ValueError(f"streams_T must be >= 2 steps, got {self.streams_T}")
+        if "sp500" not in self.real_series:
+            raise ValueError(
+                f"real_series must include sp500 (the figure's), got {self.real_series}"
+            )
+        if not self.peer_series:
+            raise ValueError("peer_series must name at least one series")
+
+
+QUICK = Config(
+    streams_T=5_000, streams_seeds=5, real_series=("sp500",), peer_series=("sp500", "vix")
+)
+FULL = Config()
+
+
+@dataclass(frozen=True)
+class Method:
+    """A row of the zoo: its display label, the registered method and its constants."""
+
+    label: str
+    method: str
+    params: dict[str, Any]
+
+
+#: The zoo by row id, with the constants every method uses in the tables (none tuned per stream).
+ZOO: dict[str, Method] = {
+    "up-ocp": Method("UP-OCP (ours, ε=1)", "up", {"eps": 1.0}),
+    "kt-aci": Method("KT-betting ACI (ε=1)", "kt_aci", {"eps": 1.0}),
+    "dtaci": Method("DtACI", "dtaci", {}),
+    "qt": Method("quantile tracking (η=0.1)", "quantile_tracking", {"lr": 0.1}),
+    "pid": Method("conformal PID", "pid", {}),
+    "sf-ogd": Method("SF-OGD", "sf_ogd", {}),
+    "saocp": Method("SAOCP", "saocp", {}),
+    "decaying-ogd": Method("decaying-step OGD", "decaying_ogd", {}),
 }
+#: display labels of the ACI rows (ACI's step picked in hindsight on each stream)
+ACI_LABELS = {
+    "aci-best": "ACI (best γ)",
+    "aci-median": "ACI (median γ)",
+    "aci-matched": "ACI (best γ, α = UP-OCP's realised miss)",
+}
+
+
+def _label(row: str) -> str:
+    return ZOO[row].label if row in ZOO else ACI_LABELS[row]
 
 
 def _widths(scores: NDArray, q: NDArray) -> NDArray:
@@ -85,6 +158,11 @@ def run_method(method: str, scores: NDArray, alpha: float = ALPHA, **params: Any
     return q
 
 
+def _run_zoo(row: str, scores: NDArray) -> NDArray:
+    m = ZOO[row]
+    return run_method(m.method, scores, **m.params)
+
+
 def aci_grid(scores: NDArray, alpha: float = ALPHA) -> dict[str, NDArray]:
     """ACI over :data:`ACI_GRID` on the same streams; summaries with a leading grid axis."""
     gam = ACI_GRID.reshape(-1, *([1] * (scores.ndim - 1)))
@@ -108,17 +186,7 @@ def pick_aci(grid: dict[str, NDArray], alpha: float = ALPHA, tol: float = 0.01) 
     return {"best": best, "median": med, **pick}
 
 
-def _row(table: ResultTable, name: str, summ: dict[str, NDArray], prefix: str = "") -> None:
-    table.add_row(
-        name,
-        **{
-            f"{prefix}miss": list(summ["miss"].ravel()),
-            f"{prefix}width": list(summ["width"].ravel()),
-        },
-    )
-
-
-def _identity_table(checks: dict[str, bool]) -> ResultTable:
+def _identity_table(result: ExperimentResult) -> ResultTable:
     s = score_stream("change_point", 10_000, n_streams=4, seed=7).scores
     algo = make_algorithm("up", ALPHA, eps=1.0)
     q, _ = run_algorithm(algo, s)
@@ -139,13 +207,15 @@ def _identity_table(checks: dict[str, bool]) -> ResultTable:
     table = ResultTable(
         "1. UP identity: KT closed form vs exact Cover mixture (Beta integrals)", cols
     )
-    table.add_row("change-point, 4 streams", **dict(zip(cols, [db, dq, lw_gap, 10_000])))
-    rel = max(db, dq)
-    checks["1 UP identity to 1e-9"] = bool(rel <= 1e-9 and lw_gap <= 1e-9)
+    table.add_row(
+        "change-point", dict(zip(cols, [db, dq, lw_gap, 10_000])), label="change-point, 4 streams"
+    )
+    tol = 1e-9
+    result.check("identity", max(db, dq, lw_gap), "<=", tol, f"1 UP identity to {tol:.0e}")
     return table
 
 
-def _bound_table(checks: dict[str, bool]) -> ResultTable:
+def _bound_table(result: ExperimentResult) -> ResultTable:
     table = ResultTable(
         "2. Deterministic bound t·KL(M_t/t‖α) ≤ log(1+max(α,1-α)Σ|q|/ε)+½log t+log 2, "
         "every t ≤ 10⁴",
@@ -160,124 +230,154 @@ def _bound_table(checks: dict[str, bool]) -> ResultTable:
         ("stationary", 1e6),
         ("change_point", 1e6),
     ]
-    ok = True
+    tol = 1e-9  # rounding allowance: the bound holds where rhs − lhs ≥ −tol
+    slacks = []
     for kind, scale in cases:
         s = score_stream(kind, 10_000, n_streams=3, scale=min(scale, 1e6), seed=11).scores
         if np.isinf(scale):
             s = np.full_like(s, np.inf)  # +inf scores: a miss until the threshold overflows to +inf
         q = run_method("up", s, eps=1.0)
         lhs, rhs = coverage_bound(s, q, ALPHA, 1.0)
-        holds = bool((lhs <= rhs + 1e-9).all())
-        ok &= holds
-        name = kind + {1.0: "", 1e6: " ×1e6", np.inf: " (+inf scores)"}[scale]
+        slack = float((rhs - lhs).min())
+        slacks.append(slack)
+        suffix = {1.0: "", 1e6: " ×1e6", np.inf: " (+inf scores)"}[scale]
+        row = kind + {1.0: "", 1e6: "-1e6", np.inf: "-inf"}[scale]
         miss = (s > q).mean(-1)
         table.add_row(
-            name,
-            **{
-                "min slack": float((rhs - lhs).min()),
-                "holds every t": holds,
+            row,
+            {
+                "min slack": slack,
+                "holds every t": bool((lhs <= rhs + tol).all()),
                 "final miss": list(miss),
                 "|miss-α|": float(np.abs(miss - ALPHA).max()),
             },
+            label=kind + suffix,
         )
-    checks["2 bound holds at every t <= 1e4"] = ok
+    result.check("bound", min(slacks), ">=", -tol, "2 bound holds at every t <= 1e4")
     return table
 
 
 def _change_point(
-    quick: bool, show: bool, checks: dict[str, bool], notes: list[str]
+    config: Config, show: bool | None, result: ExperimentResult
 ) -> tuple[ResultTable, dict]:
-    lengths = (5_000, 20_000)
-    seeds = 10
+    lengths = config.cp_lengths
+    seeds = config.cp_seeds
     cols = [f"{c} T={T}" for T in lengths for c in ("miss", "width")] + ["inf %"]
     table = ResultTable(f"3. Change-point stream σ 1→5→0.5, α={ALPHA}, {seeds} seeds", cols)
     res: dict[str, dict[int, dict[str, NDArray]]] = {}
     keep: dict[str, Any] = {}
     for T in progress(lengths, enabled=show, desc="change-point"):
         s = score_stream("change_point", T, n_streams=seeds, seed=2026).scores
-        for name, (method, params) in ZOO.items():
-            q = run_method(method, s, **params)
-            res.setdefault(name, {})[T] = summarize(s, q)
+        for row in ZOO:
+            q = _run_zoo(row, s)
+            res.setdefault(row, {})[T] = summarize(s, q)
             if T == lengths[-1]:
-                keep[name] = (s[0], q[0])
+                keep[row] = (ZOO[row].label, s[0], q[0])
         pick = pick_aci(aci_grid(s))
         for which in ("best", "median"):
-            name = f"ACI ({which} γ)"
-            res.setdefault(name, {})[T] = {k: pick[k][which] for k in ("miss", "width", "inf")}
-            notes.append(f"change-point T={T}: ACI {which} γ = {ACI_GRID[pick[which]]:.4g}")
+            res.setdefault(f"aci-{which}", {})[T] = {
+                k: pick[k][which] for k in ("miss", "width", "inf")
+            }
+            result.notes.append(f"change-point T={T}: ACI {which} γ = {ACI_GRID[pick[which]]:.4g}")
         g_best = float(ACI_GRID[pick["best"]])
         if T == lengths[-1]:
-            keep[f"ACI (best γ={g_best:.3g})"] = (s[0], run_method("aci", s[0], gamma=g_best))
+            q_best = run_method("aci", s[0], gamma=g_best)
+            keep["aci-best"] = (f"ACI (best γ={g_best:.3g})", s[0], q_best)
         # coverage-matched: ACI (best γ) targeting UP-OCP's own realised miss rate, so that the
         # widths are compared at equal coverage (UP-OCP's miss exceeds α by O(√(log T / T)))
-        a_up = float(res["UP-OCP (ours, ε=1)"][T]["miss"].mean())
-        matched = summarize(s, run_method("aci", s, a_up, gamma=g_best))
-        res.setdefault("ACI (best γ, α = UP-OCP's realised miss)", {})[T] = matched
-    for name, by_T in res.items():
+        a_up = float(res["up-ocp"][T]["miss"].mean())
+        res.setdefault("aci-matched", {})[T] = summarize(
+            s, run_method("aci", s, a_up, gamma=g_best)
+        )
+    for row, by_T in res.items():
         cells: dict[str, Any] = {}
         for T in lengths:
             cells[f"miss T={T}"] = list(by_T[T]["miss"])
             cells[f"width T={T}"] = list(by_T[T]["width"])
         cells["inf %"] = 100 * float(by_T[lengths[-1]]["inf"].mean())
-        table.add_row(name, **cells)
-    up = res["UP-OCP (ours, ε=1)"]
-    gap5 = abs(float(up[5_000]["miss"].mean()) - ALPHA)
-    gap20 = abs(float(up[20_000]["miss"].mean()) - ALPHA)
-    checks["3a |miss-α| <= 0.02 at T=5000 (mean of 10 seeds)"] = gap5 <= 0.02
-    checks["3b |miss-α| <= 0.01 at T=20000 (mean of 10 seeds)"] = gap20 <= 0.01
-    for T in lengths:
+        table.add_row(row, cells, label=_label(row))
+    up = res["up-ocp"]
+    short, long = lengths
+    gap_short = abs(float(up[short]["miss"].mean()) - ALPHA)
+    gap_long = abs(float(up[long]["miss"].mean()) - ALPHA)
+    for cid, tag, T, gap, bar in (
+        ("cp-miss-short", "3a", short, gap_short, 0.02),
+        ("cp-miss-long", "3b", long, gap_long, 0.01),
+    ):
+        result.check(
+            cid, gap, "<=", bar, f"{tag} |miss-α| <= {bar} at T={T} (mean of {seeds} seeds)"
+        )
+    width_bar = 1.10
+    for which, T in (("short", short), ("long", long)):
         w_up = float(up[T]["width"].mean())
-        w_best = float(res["ACI (best γ)"][T]["width"].mean())
-        w_med = float(res["ACI (median γ)"][T]["width"].mean())
-        checks[f"3c width <= 1.10 x best-γ ACI, T={T}"] = w_up <= 1.10 * w_best
-        checks[f"3d width <= median-γ ACI, T={T}"] = w_up <= w_med
-        notes.append(
+        w_best = float(res["aci-best"][T]["width"].mean())
+        w_med = float(res["aci-median"][T]["width"].mean())
+        result.check(
+            f"cp-width-best-{which}",
+            w_up / w_best,
+            "<=",
+            width_bar,
+            f"3c width <= {width_bar:.2f} x best-γ ACI, T={T}",
+        )
+        result.check(
+            f"cp-width-median-{which}", w_up / w_med, "<=", 1.0, f"3d width <= median-γ ACI, T={T}"
+        )
+        result.notes.append(
             f"change-point T={T}: width UP/best-γ ACI = {w_up / w_best:.3f}, "
             f"UP/median-γ ACI = {w_up / w_med:.3f}"
         )
-        w_match = float(res["ACI (best γ, α = UP-OCP's realised miss)"][T]["width"].mean())
-        notes.append(
+        w_match = float(res["aci-matched"][T]["width"].mean())
+        result.notes.append(
             f"change-point T={T}: at equal coverage, width UP/ACI(best γ) = {w_up / w_match:.3f}; "
             f"per-seed max |miss-α| of UP-OCP = {np.abs(up[T]['miss'] - ALPHA).max():.4f}"
         )
-    keep["_summary"] = {"gap5": gap5, "gap20": gap20, "res": res}
-    return table, keep
+    w_ratio = float(up[long]["width"].mean() / res["aci-best"][long]["width"].mean())
+    summary = {"gap_short": gap_short, "gap_long": gap_long, "width_ratio": w_ratio}
+    return table, {"runs": keep, "summary": summary}
 
 
-def _scale_table(quick: bool, show: bool, checks: dict[str, bool]) -> ResultTable:
+def _scale_table(config: Config, show: bool | None, result: ExperimentResult) -> ResultTable:
     scales = (1.0, 1e3, 1e6)
-    T, seeds = 5_000, 10
+    T, seeds = config.scale_T, config.scale_seeds
     cols = ["miss ×1", "miss ×1e3", "miss ×1e6", "|Δ miss| ×1e3"]
     table = ResultTable(
         f"4. Scale-free: stationary |N(0,1)| scores × c, constants fixed, T={T}", cols
     )
     base = score_stream("stationary", T, n_streams=seeds, seed=3).scores
     gaps = {}
-    for name, (method, params) in progress(ZOO.items(), enabled=show, desc="scales"):
+    for row in progress(ZOO, enabled=show, desc="scales"):
         with warnings.catch_warnings():
             # fixed-step quantile tracking warns at ×1e3 and ×1e6: that is what this table shows
             warnings.filterwarnings("ignore", "quantile_tracking: lr=", UserWarning)
-            miss = [(base * c > run_method(method, base * c, **params)).mean(-1) for c in scales]
-        gaps[name] = float(abs(miss[1].mean() - miss[0].mean()))
+            miss = [(base * c > _run_zoo(row, base * c)).mean(-1) for c in scales]
+        gaps[row] = float(abs(miss[1].mean() - miss[0].mean()))
         table.add_row(
-            name,
-            **{
+            row,
+            {
                 "miss ×1": list(miss[0]),
                 "miss ×1e3": list(miss[1]),
                 "miss ×1e6": list(miss[2]),
-                "|Δ miss| ×1e3": gaps[name],
+                "|Δ miss| ×1e3": gaps[row],
             },
+            label=ZOO[row].label,
         )
-    checks["4a UP-OCP |Δ miss| <= 0.01 under ×1e3"] = gaps["UP-OCP (ours, ε=1)"] <= 0.01
-    checks["4b fixed-η quantile tracking |Δ miss| > 0.05 under ×1e3"] = (
-        gaps["quantile tracking (η=0.1)"] > 0.05
+    free_bar, qt_bar = 0.01, 0.05
+    result.check(
+        "scale-free", gaps["up-ocp"], "<=", free_bar, f"4a UP-OCP |Δ miss| <= {free_bar} under ×1e3"
+    )
+    result.check(
+        "scale-qt",
+        gaps["qt"],
+        ">",
+        qt_bar,
+        f"4b fixed-η quantile tracking |Δ miss| > {qt_bar} under ×1e3",
     )
     return table
 
 
-def _other_streams(quick: bool, show: bool) -> ResultTable:
+def _other_streams(config: Config, show: bool | None) -> ResultTable:
     kinds = ("stationary", "sinusoid", "mixture", "cauchy")
-    T, seeds = (5_000, 5) if quick else (20_000, 10)
+    T, seeds = config.streams_T, config.streams_seeds
     cols = [f"{k} {c}" for k in kinds for c in ("miss", "width")]
     table = ResultTable(
         f"5. Other synthetic streams, T={T}, {seeds} seeds (ACI best γ per stream)", cols
@@ -285,20 +385,20 @@ def _other_streams(quick: bool, show: bool) -> ResultTable:
     rows: dict[str, dict[str, Any]] = {}
     for kind in progress(kinds, enabled=show, desc="streams"):
         s = score_stream(kind, T, n_streams=seeds, seed=5).scores
-        for name, (method, params) in ZOO.items():
-            summ = summarize(s, run_method(method, s, **params))
-            rows.setdefault(name, {}).update(
+        for row in ZOO:
+            summ = summarize(s, _run_zoo(row, s))
+            rows.setdefault(row, {}).update(
                 {f"{kind} miss": list(summ["miss"]), f"{kind} width": list(summ["width"])}
             )
         pick = pick_aci(aci_grid(s))
-        rows.setdefault("ACI (best γ)", {}).update(
+        rows.setdefault("aci-best", {}).update(
             {
                 f"{kind} miss": list(pick["miss"]["best"]),
                 f"{kind} width": list(pick["width"]["best"]),
             }
         )
-    for name, cells in rows.items():
-        table.add_row(name, **cells)
+    for row, cells in rows.items():
+        table.add_row(row, cells, label=_label(row))
     return table
 
 
@@ -307,8 +407,8 @@ def _worst_window_miss(s: NDArray, q: NDArray, window: int = 250) -> float:
     return float(rolling_miscoverage((s > q).astype(float), window)[..., window - 1 :].max())
 
 
-def _real_table(quick: bool, checks: dict[str, bool], notes: list[str]) -> tuple[ResultTable, dict]:
-    series = ("sp500",) if quick else ("sp500", "nasdaq")
+def _real_table(config: Config, result: ExperimentResult) -> tuple[ResultTable, dict]:
+    series = config.real_series
     stats = ("miss", "width", "worst-250d miss")
     cols = [f"{n} {c}" for n in series for c in stats]
     table = ResultTable(
@@ -318,50 +418,62 @@ def _real_table(quick: bool, checks: dict[str, bool], notes: list[str]) -> tuple
     )
     rows: dict[str, dict[str, Any]] = {}
     keep: dict[str, Any] = {}
+    cov_bar, width_bar = 0.03, 1.10
     for name_s in series:
         _, resid = forecast_residuals(load_returns(name_s), 20)
         s = np.abs(resid)
-        runs: dict[str, NDArray] = {}
-        for name, (method, params) in ZOO.items():
-            runs[name] = run_method(method, s, **params)
+        runs: dict[str, NDArray] = {row: _run_zoo(row, s) for row in ZOO}
         pick = pick_aci(aci_grid(s[None]), tol=0.01)
         g_best = float(ACI_GRID[pick["best"]])
-        runs["ACI (best γ)"] = run_method("aci", s, gamma=g_best)
-        runs["ACI (median γ)"] = run_method("aci", s, gamma=float(ACI_GRID[pick["median"]]))
-        a_up = float((s > runs["UP-OCP (ours, ε=1)"]).mean())
-        runs["ACI (best γ, α = UP-OCP's realised miss)"] = run_method("aci", s, a_up, gamma=g_best)
-        for name, q in runs.items():
+        runs["aci-best"] = run_method("aci", s, gamma=g_best)
+        runs["aci-median"] = run_method("aci", s, gamma=float(ACI_GRID[pick["median"]]))
+        a_up = float((s > runs["up-ocp"]).mean())
+        runs["aci-matched"] = run_method("aci", s, a_up, gamma=g_best)
+        for row, q in runs.items():
             summ = summarize(s, q)
-            rows.setdefault(name, {}).update(
+            rows.setdefault(row, {}).update(
                 {
                     f"{name_s} miss": float(summ["miss"]),
                     f"{name_s} width": float(summ["width"]),
                     f"{name_s} worst-250d miss": _worst_window_miss(s, q),
                 }
             )
-            if name_s == "sp500" and "α =" not in name:
-                label = f"ACI (best γ={g_best:.3g})" if name == "ACI (best γ)" else name
-                if name != "ACI (median γ)":
-                    keep[label] = (s, q)
-        up = rows["UP-OCP (ours, ε=1)"]
+            if name_s == "sp500" and row not in ("aci-median", "aci-matched"):
+                label = f"ACI (best γ={g_best:.3g})" if row == "aci-best" else _label(row)
+                keep[row] = (label, s, q)
+        up = rows["up-ocp"]
         up_miss, up_w = up[f"{name_s} miss"], up[f"{name_s} width"]
-        best_w = rows["ACI (best γ)"][f"{name_s} width"]
-        matched_w = rows["ACI (best γ, α = UP-OCP's realised miss)"][f"{name_s} width"]
-        checks[f"5a {name_s}: |coverage - 0.9| <= 0.03"] = abs(up_miss - ALPHA) <= 0.03
-        checks[f"5b {name_s}: width <= 1.10 x best-γ ACI"] = up_w <= 1.10 * best_w
-        notes.append(f"{name_s}: at equal coverage, width UP/ACI(best γ) = {up_w / matched_w:.3f}")
-        notes.append(
+        best_w = rows["aci-best"][f"{name_s} width"]
+        matched_w = rows["aci-matched"][f"{name_s} width"]
+        result.check(
+            f"real-cov-{name_s}",
+            abs(up_miss - ALPHA),
+            "<=",
+            cov_bar,
+            f"5a {name_s}: |coverage - {1 - ALPHA:g}| <= {cov_bar}",
+        )
+        result.check(
+            f"real-width-{name_s}",
+            up_w / best_w,
+            "<=",
+            width_bar,
+            f"5b {name_s}: width <= {width_bar:.2f} x best-γ ACI",
+        )
+        result.notes.append(
+            f"{name_s}: at equal coverage, width UP/ACI(best γ) = {up_w / matched_w:.3f}"
+        )
+        result.notes.append(
             f"{name_s} (T={s.size}): UP miss {up_miss:.4f}, width ratio vs best-γ ACI "
             f"{up_w / best_w:.3f} (best γ = {g_best:.4g})"
         )
-    for name, cells in rows.items():
-        table.add_row(name, **cells)
+    for row, cells in rows.items():
+        table.add_row(row, cells, label=_label(row))
     return table, keep
 
 
-def _peer_table(quick: bool, show: bool, checks: dict[str, bool], notes: list[str]) -> ResultTable:
-    """Issue 26: ours and Salesforce ``online-conformal`` on the same real score streams."""
-    series = ("sp500", "vix") if quick else RETURN_SERIES
+def _peer_table(config: Config, show: bool | None, result: ExperimentResult) -> ResultTable:
+    """Ours and Salesforce ``online-conformal`` on the same real score streams."""
+    series = config.peer_series
     cols = [f"{n} {c}" for n in series for c in ("coverage", "width")]
     table = ResultTable(
         "7. Real series vs Salesforce online-conformal 1.0.2 on identical scores |r − r̂| "
@@ -371,62 +483,66 @@ def _peer_table(quick: bool, show: bool, checks: dict[str, bool], notes: list[st
     )
     peers = online_conformal_available()
     if not peers:
-        notes.append(
+        result.notes.append(
             "table 7: Salesforce `online-conformal` is not installed, so its FACI/SAOCP/SF-OGD "
             "rows are skipped (`pip install --no-deps online-conformal salesforce-merlion dill`)"
         )
     rows: dict[str, dict[str, Any]] = {}
-    gaps, ratios, inf_width = [], [], False
+    gaps, ratios, n_inf = [], [], 0
+    faci_bar = 0.015
     for name in progress(series, enabled=show, desc="real series vs online-conformal"):
         _, resid = forecast_residuals(load_returns(name), 20)
-        res = compare_methods(np.abs(resid), ALPHA, 50, peers=peers)
+        res = compare_by_id(np.abs(resid), ALPHA, 50, peers=peers)
         for row, r in res.items():
-            inf_width |= not np.isfinite(r["width"])
+            n_inf += not np.isfinite(r["width"])
             rows.setdefault(row, {}).update(
                 {
                     f"{name} coverage": Estimate(r["coverage"], r["coverage_se"]),
                     f"{name} width": Estimate(r["width"], r["width_se"]),
                 }
             )
-        up = res["UP-OCP (ours, ε=1)"]
-        ref = "FACI (online-conformal)" if peers else "DtACI/FACI (ours)"
+        up = res["up-ocp"]
+        ref = "oc-faci" if peers else "dtaci"
         gaps.append(abs(up["coverage"] - (1 - ALPHA)))
-        matched = res[f"{ref} at UP-OCP's realised miss"]
+        matched = res[f"{ref}-matched"]
         ratios.append(up["width"] / matched["width"])
         if peers:
-            checks[f"26.1 {name}: our DtACI and their FACI cover within 0.015 of each other"] = (
-                abs(res["DtACI/FACI (ours)"]["coverage"] - res[ref]["coverage"]) <= 0.015
+            result.check(
+                f"peer-faci-{name}",
+                abs(res["dtaci"]["coverage"] - res[ref]["coverage"]),
+                "<=",
+                faci_bar,
+                f"7a {name}: our DtACI and their FACI cover within {faci_bar} of each other",
             )
-        notes.append(
+        result.notes.append(
             f"table 7 {name}: UP-OCP coverage {up['coverage']:.3f} ± {up['coverage_se']:.3f} "
             f"(goal |cov − 0.9| ≤ 0.015: {'met' if gaps[-1] <= 0.015 else 'NOT met'}); width "
-            f"{up['width']:.3f} vs {ref} at UP-OCP's realised coverage {matched['width']:.3f} "
-            f"(ratio {ratios[-1]:.3f}; goal ≤ 1: {'met' if ratios[-1] <= 1 else 'NOT met'})"
+            f"{up['width']:.3f} vs {COMPARE_LABELS[ref]} at UP-OCP's realised coverage "
+            f"{matched['width']:.3f} (ratio {ratios[-1]:.3f}; goal ≤ 1: "
+            f"{'met' if ratios[-1] <= 1 else 'NOT met'})"
         )
-    checks["26.3 no method's mean width is infinite (finite DtACI)"] = not inf_width
+    result.check(
+        "peer-finite", n_inf, "==", 0, "7b no method's mean width is infinite (finite DtACI)"
+    )
     for row, cells in rows.items():
-        table.add_row(row, **cells)
-    notes.append(
+        table.add_row(row, cells, label=COMPARE_LABELS[row])
+    result.notes.append(
         f"table 7: UP-OCP worst |coverage − 0.9| = {max(gaps):.3f}, width / matched-FACI "
-        f"{min(ratios):.3f}–{max(ratios):.3f} (issue 26 goal NOT met where > 0.015 or > 1)"
+        f"{min(ratios):.3f}–{max(ratios):.3f} (goal NOT met where > 0.015 or > 1)"
     )
     return table
 
 
-def _plot(path: Path, runs: dict[str, Any], title: str, window: int) -> Path:
+def _plot(
+    path: Path, runs: dict[str, tuple[str, NDArray, NDArray]], title: str, window: int
+) -> Path:
+    """Rolling coverage and thresholds of ``runs`` (row id -> (legend label, scores, q))."""
     plt = require_matplotlib(package="up-ocp")
     fig, axes = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
-    for name, run in runs.items():
-        if name.startswith("_"):
-            continue
-        s, q = run
+    for row, (label, s, q) in runs.items():
         err = (s > q).astype(float)
-        style = (
-            {"lw": 2.0, "color": "black"}
-            if name.startswith("UP-OCP")
-            else {"lw": 0.9, "alpha": 0.8}
-        )
-        axes[0].plot(1 - rolling_miscoverage(err, window), label=name, **style)
+        style = {"lw": 2.0, "color": "black"} if row == "up-ocp" else {"lw": 0.9, "alpha": 0.8}
+        axes[0].plot(1 - rolling_miscoverage(err, window), label=label, **style)
         axes[1].plot(np.maximum(_widths(s, q), 1e-2), **style)
     axes[0].axhline(1 - ALPHA, color="grey", ls="--", lw=1)
     axes[0].set_ylabel(f"rolling coverage ({window} steps)")
@@ -441,51 +557,50 @@ def _plot(path: Path, runs: dict[str, Any], title: str, window: int) -> Path:
     return path
 
 
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    checks: dict[str, bool] = {}
-    notes: list[str] = ["Reconstruction: no public code of the paper; every figure here is ours."]
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run the seven tables and two figures of the module docstring at the sizes of ``config``."""
     result = ExperimentResult("up-ocp", "UP-OCP vs the online conformal baseline zoo")
-    result.tables.append(_identity_table(checks))
-    result.tables.append(_bound_table(checks))
-    cp_table, cp_keep = _change_point(quick, progress, checks, notes)
+    result.notes.append("Reconstruction: no public code of the paper; every figure here is ours.")
+    result.tables.append(_identity_table(result))
+    result.tables.append(_bound_table(result))
+    cp_table, cp = _change_point(config, progress, result)
     result.tables.append(cp_table)
-    result.tables.append(_scale_table(quick, progress, checks))
-    result.tables.append(_other_streams(quick, progress))
-    real_table, real_keep = _real_table(quick, checks, notes)
+    result.tables.append(_scale_table(config, progress, result))
+    result.tables.append(_other_streams(config, progress))
+    real_table, real_runs = _real_table(config, result)
     result.tables.append(real_table)
-    result.tables.append(_peer_table(quick, progress, checks, notes))
+    result.tables.append(_peer_table(config, progress, result))
     out_dir = Path(out_dir)
+    short, long = config.cp_lengths
     result.figures.append(
         _plot(
             out_dir / "rolling_coverage_change_point.png",
-            cp_keep,
-            "Change-point stream (σ 1→5→0.5), seed 0, T=20,000",
+            cp["runs"],
+            f"Change-point stream (σ 1→5→0.5), seed 0, T={long:,}",
             500,
         )
     )
     result.figures.append(
         _plot(
             out_dir / "rolling_coverage_sp500.png",
-            real_keep,
+            real_runs,
             "S&P 500 daily returns, |r − trailing mean|",
             250,
         )
     )
-    result.checks = checks
-    result.notes = notes
-    summ = cp_keep["_summary"]
-    w = summ["res"]
-    ratio = float(
-        w["UP-OCP (ours, ε=1)"][20_000]["width"].mean() / w["ACI (best γ)"][20_000]["width"].mean()
-    )
+    summ = cp["summary"]
     result.headline = (
-        f"change-point α=0.1: UP-OCP |miss−α| = {summ['gap5']:.4f} (T=5k), {summ['gap20']:.4f} "
-        f"(T=20k); width {ratio:.3f}× best-γ ACI at T=20k; "
-        f"{sum(checks.values())}/{len(checks)} checks pass"
+        f"change-point α=0.1: UP-OCP |miss−α| = {summ['gap_short']:.4f} (T={short // 1000}k), "
+        f"{summ['gap_long']:.4f} (T={long // 1000}k); width {summ['width_ratio']:.3f}× best-γ ACI "
+        f"at T={long // 1000}k; {sum(result.checks.values())}/{len(result.checks)} checks pass"
     )
     return result
 
 
 EXPERIMENT = Experiment(
-    "up-ocp", "UP-OCP (parameter-free, universal portfolio) vs the online conformal zoo", reproduce
+    "up-ocp",
+    "UP-OCP (parameter-free, universal portfolio) vs the online conformal zoo",
+    reproduce,
+    QUICK,
+    FULL,
 )
