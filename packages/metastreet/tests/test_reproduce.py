@@ -15,18 +15,14 @@ def test_reproduce_rows_tiny(tmp_path, monkeypatch):
     """Every row (ablations, controls, label rates, adjacency-only city) at toy sizes (fast)."""
     from metastreet import _reproduce as rep
 
-    tiny = {
-        "city": {"n_side": 6, "images_per_street": (1, 2), "split": (0.2, 0.2)},
-        "model": {"hidden": 8, "d": 8, "heads": 2, "head_dim": 4, "epochs": 3,
-                  "n_categories": 12},
-        "seeds": [0, 1],
-        "ablations": True,
-    }  # fmt: skip
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # in-process: the patched settings apply
-    monkeypatch.setattr(rep, "_settings", lambda quick: tiny)
+    tiny = rep.Config(
+        seeds=(0, 1), n_side=6, images_per_street=(1, 2), split=(0.2, 0.2), hidden=8, d=8,
+        heads=2, head_dim=4, epochs=3, text="hashing", device=None, ablations=True,
+    )  # fmt: skip
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # in-process: no workers to spawn
     monkeypatch.setattr(rep, "_plot", lambda *a: tmp_path / "none.png")
     rep._city.cache_clear()
-    result = rep.reproduce(True, tmp_path, False)
+    result = rep.reproduce(tiny, tmp_path, False)
     rep._city.cache_clear()
     gaps, rows = result.tables[0].rows, result.tables[1].rows
     for r in (*rep.VARIANTS, *rep.ABLATIONS, *rep.BASELINES, *rep.ADJ):
@@ -34,8 +30,8 @@ def test_reproduce_rows_tiny(tmp_path, monkeypatch):
     for rate in rep.RATES:
         assert rep._rate_row(rep.FULL, rate) in rows
         assert rep._rate_row(rep.NO_CONTRAST, rate) in rows
-    assert len(result.checks) == 5
-    geo = gaps["geography: full − random positives (one-sided, > 0)"]
+    assert len(result.checks) == 6 and len(result.details) == 6  # each with value and bound
+    geo = gaps["geography"]
     assert geo["points"].se >= 0 and geo["upper"] is None  # paired over two seeds
     assert not any("[shuffled]" in r for r in rows)
     # one w for the run, chosen on seed 0's validation, named in the notes
@@ -52,7 +48,7 @@ def test_reproduce_quick(tmp_path):
 
     result = EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
     assert (tmp_path / "metastreet_map.png").exists()
-    assert len(result.checks) == 5 and "full" in result.tables[1].rows
+    assert len(result.checks) == 6 and "full" in result.tables[1].rows
 
 
 def test_paper_size_benchmark_fits_as_the_reproduce_does():
@@ -69,12 +65,14 @@ def test_paper_size_benchmark_fits_as_the_reproduce_does():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     for quick in (True, False):
-        ours = {k: rep._settings(quick)[k] for k in ("city", "model")}
+        ours = {
+            k: rep._settings(rep.QUICK if quick else rep.FULL_CONFIG)[k] for k in ("city", "model")
+        }
         assert bench.SETTINGS[quick] == ours
     assert bench.W_GRID == W_GRID and bench.RATES == rep.RATES
     for row in (rep.FULL, rep.NO_CONTRAST, rep.RANDOM):
         assert bench.VARIANTS[row] == rep.VARIANTS[row]
     assert bench._rate_row(rep.FULL, 0.01) == rep._rate_row(rep.FULL, 0.01)
     item = (1, bench._rate_row(bench.NO_CONTRAST, 0.05), 0.05, 0.9)
-    a, b = bench._job(True, item), rep._job(True, item)
+    a, b = bench._job(True, item), rep._job(rep.QUICK, item)
     assert a["metrics"] == b["metrics"] and a["val_f1"] == b["val_f1"]

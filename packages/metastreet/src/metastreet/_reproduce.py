@@ -10,7 +10,7 @@ over seeds):
   (nested training sets, one validation set of 10 % of the streets, the same 80 % test set).
 - **Ablations** on the default split (5 % train, 15 % validation): − contrast, − graph (MLP),
   the authors' directed 5-NN graph for intersection adjacency, LabelSpreading and logistic
-  regression on the fused features; ``METASTREET_ABLATIONS=1`` adds − text, − image,
+  regression on the fused features; ``--set ablations=true`` adds − text, − image,
   proportion-only image vectors and GCN for GAT.
 - **Adjacency-only city**: adjacency-aware vs proportion-only image vectors.
 
@@ -26,9 +26,9 @@ installed), 10 seeds of 15 training runs.
 from __future__ import annotations
 
 import functools
-import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -42,6 +42,7 @@ from icml26_shared.experiment import (
     require_matplotlib,
     save_figure,
 )
+from icml26_shared.threads import single_thread
 
 from ._city import make_city, with_label_rate
 from ._graph import morans_i
@@ -53,28 +54,84 @@ COLS = ["accuracy", "weighted_f1", "macro_f1", "mrr"]
 RATES = (0.01, 0.02, 0.05, 0.10)
 
 
-def _settings(quick: bool) -> dict[str, Any]:
-    if quick:
-        return {
-            "city": {"n_side": 20, "images_per_street": (2, 5)},
-            "model": {"hidden": 32, "d": 32, "heads": 4, "head_dim": 16, "epochs": 60,
-                      "n_categories": 12},
-            "seeds": [0, 1, 2, 3, 4],
-            "ablations": os.environ.get("METASTREET_ABLATIONS", "0") == "1",
-        }  # fmt: skip
+@dataclass(frozen=True)
+class Config:
+    """The run's sizes; ``None`` leaves a setting at the library's default (``make_city``'s
+    5-20 images per street and 5 % / 15 % split, ``MetaStreet``'s 256-D network and 200
+    epochs).
+
+    Attributes:
+        seeds: one fresh city per seed.
+        n_side: the city's grid side (streets ~ 2 n_side²).
+        images_per_street, split: ``make_city`` arguments.
+        hidden, d, heads, head_dim, epochs, n_categories: ``MetaStreet`` arguments.
+        text: the street-name encoder (``"minilm"`` falls back to hashing when
+            sentence-transformers is not installed).
+        device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, or ``None`` (the
+            model's default).
+        ablations: add − text, − image, proportion-only images and GCN for GAT.
+    """
+
+    seeds: tuple[int, ...] = tuple(range(10))
+    n_side: int = 32
+    images_per_street: tuple[int, int] | None = None
+    split: tuple[float, float] | None = None
+    hidden: int | None = None
+    d: int | None = None
+    heads: int | None = None
+    head_dim: int | None = None
+    epochs: int | None = None
+    n_categories: int = 12
+    text: Literal["hashing", "minilm"] = "minilm"
+    device: Literal["auto", "cpu", "cuda"] | None = "auto"
+    ablations: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("seeds must name at least one seed")
+        if self.n_side < 2:
+            raise ValueError(f"n_side must be >= 2, got {self.n_side}")
+
+
+#: the paper's sizes (32 x 32, 5-20 images, 256-D, 8 x 64 heads, 200 epochs), 10 seeds
+FULL_CONFIG = Config()
+#: 20 x 20 grid, 2-5 images per street, a narrow network, 60 epochs, hashing text, 5 seeds
+QUICK = Config(
+    seeds=(0, 1, 2, 3, 4),
+    n_side=20,
+    images_per_street=(2, 5),
+    hidden=32,
+    d=32,
+    heads=4,
+    head_dim=16,
+    epochs=60,
+    text="hashing",
+    device=None,
+)
+
+
+def _settings(config: Config) -> dict[str, Any]:
+    """The config as ``make_city`` and ``MetaStreet`` keywords (unset ones left out)."""
+    city = {"n_side": config.n_side, "images_per_street": config.images_per_street}
+    city["split"] = config.split
+    model: dict[str, Any] = {
+        k: getattr(config, k) for k in ("hidden", "d", "heads", "head_dim", "epochs")
+    }
+    model["n_categories"] = config.n_categories
+    if config.device == "auto":
+        model["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+    else:
+        model["device"] = config.device
     return {
-        "city": {"n_side": 32},
-        "model": {
-            "n_categories": 12,
-            "device": "cuda" if torch.cuda.is_available() else "cpu",
-        },
-        "seeds": list(range(10)),
-        "ablations": os.environ.get("METASTREET_ABLATIONS", "0") == "1",
+        "city": {k: v for k, v in city.items() if v is not None},
+        "model": {k: v for k, v in model.items() if v is not None},
+        "seeds": list(config.seeds),
+        "ablations": config.ablations,
     }
 
 
-def _encoder(quick: bool) -> Any:
-    if quick:
+def _encoder(config: Config) -> Any:
+    if config.text == "hashing":
         return HashingEncoder(64)
     try:
         from ._text import MiniLMEncoder
@@ -109,26 +166,25 @@ def _rate_row(variant: str, rate: float) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _city(quick: bool, kind: str, seed: int) -> Any:
-    cfg = _settings(quick)
-    return make_city(**cfg["city"], signal=kind, seed=seed)
+def _city(config: Config, kind: str, seed: int) -> Any:
+    return make_city(**_settings(config)["city"], signal=kind, seed=seed)
 
 
 @functools.lru_cache(maxsize=1)
-def _cached_encoder(quick: bool) -> Any:
-    return _encoder(quick)
+def _cached_encoder(config: Config) -> Any:
+    return _encoder(config)
 
 
 Item = tuple[int, str, float | None, float]
 
 
-def _job(quick: bool, item: Item) -> dict[str, Any]:
+def _job(config: Config, item: Item) -> dict[str, Any]:
     """One fit (or baseline) of the table: ``(seed, row, rate, w)``; returns its metrics."""
     seed, row, rate, w = item
-    cfg = _settings(quick)
-    enc = _cached_encoder(quick)
+    cfg = _settings(config)
+    enc = _cached_encoder(config)
     kind = "adjacency_only" if row in ADJ else "both"
-    city = _city(quick, kind, seed)
+    city = _city(config, kind, seed)
     if rate is not None:
         city = with_label_rate(city, rate, seed)
     test = city.mask("test")
@@ -153,7 +209,7 @@ def _job(quick: bool, item: Item) -> dict[str, Any]:
     out["val_f1"] = model.val_f1_
     if row == FULL and rate is None:
         out["pred"] = model.predict()
-        out["quick"] = quick
+        out["config"] = config
         out["moran"] = morans_i(city.labels.astype(float), city.edges)
     return out
 
@@ -169,13 +225,10 @@ def _items(cfg: dict[str, Any], w: float) -> list[Item]:
     return items
 
 
-def reproduce(quick: bool, out_dir: Path, progress_bar: bool) -> ExperimentResult:
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _run(quick, Path(out_dir), progress_bar)
-    finally:
-        torch.set_num_threads(old)
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run the comparison (see the module docstring), one thread here and in every worker."""
+    with single_thread():
+        return _run(config, Path(out_dir), progress)
 
 
 def _gap_interval(d: np.ndarray, z: float) -> tuple[float, float]:
@@ -183,10 +236,10 @@ def _gap_interval(d: np.ndarray, z: float) -> tuple[float, float]:
     return float(d.mean() - z * se), float(d.mean() + z * se)
 
 
-def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
-    cfg = _settings(quick)
+def _run(config: Config, out_dir: Path, show: bool | None) -> ExperimentResult:
+    cfg = _settings(config)
     workers = cpu_share()
-    job = functools.partial(_job, quick)
+    job = functools.partial(_job, config)
     s0 = cfg["seeds"][0]
     cands = parallel_map(
         job, [(s0, FULL, None, w) for w in W_GRID], workers=workers, progress_bar=show,
@@ -207,12 +260,12 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
     table = ResultTable(
         "Synthetic city, test split (80 %), mean ± s.e. over seeds",
         COLS,
-        note=f"{'quick' if quick else 'full'} settings, {len(cfg['seeds'])} seeds; default "
+        note=f"{config.n_side}x{config.n_side} city, {len(cfg['seeds'])} seeds; default "
         "split 5 % train / 15 % validation; '@ r% labels': r % of the streets labelled for "
         "training, 10 % for validation; chance weighted F1 ≈ 0.25",
     )
     for row, vals in scores.items():
-        table.add_row(row, **{c: vals[c] for c in COLS})
+        table.add_row(row, {c: vals[c] for c in COLS})
     f1 = {r: np.asarray(v["weighted_f1"]) for r, v in scores.items()}
 
     def gap(a: str, b: str) -> np.ndarray:
@@ -227,21 +280,37 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
         ["points", "lower", "upper", "bar"],
     )
 
-    def add(name: str, d: np.ndarray, bar: float | None = None, one_sided: bool = False) -> None:
+    def add(
+        id: str, label: str, d: np.ndarray, bar: float | None = None, one_sided: bool = False
+    ) -> None:
         lo, hi = _gap_interval(d, 1.645 if one_sided else 1.96)
         cells: dict[str, Any] = {"points": d, "lower": lo, "upper": None if one_sided else hi}
         if bar is not None:
             cells["bar"] = bar
-        gains.add_row(name, **cells)
+        gains.add_row(id, cells, label=label)
 
-    add("geography: full − random positives (one-sided, > 0)", d_geo, 0.0, one_sided=True)
+    add(
+        "geography",
+        "geography: full − random positives (one-sided, > 0)",
+        d_geo,
+        0.0,
+        one_sided=True,
+    )
     for r in RATES:
-        add(f"contrast at {100 * r:g}% labels: full − no-contrast", d_rate[r])
-    add("default split: full − no-contrast", gap(FULL, NO_CONTRAST))
-    add("full − no-graph (≥ 3)", d_gra, 3.0)
-    add("full (intersection graph) − directed 5-NN graph", gap(FULL, "directed 5-NN graph"))
-    add("adjacency-only city: adjacency − proportions (≥ 2)", d_adj, 2.0)
-    gains.add_row("Moran's I of labels", points=morans, bar=0.3)
+        add(
+            f"contrast-{100 * r:g}",
+            f"contrast at {100 * r:g}% labels: full − no-contrast",
+            d_rate[r],
+        )
+    add("contrast-default", "default split: full − no-contrast", gap(FULL, NO_CONTRAST))
+    add("graph", "full − no-graph (≥ 3)", d_gra, 3.0)
+    add(
+        "knn",
+        "full (intersection graph) − directed 5-NN graph",
+        gap(FULL, "directed 5-NN graph"),
+    )
+    add("adjacency", "adjacency-only city: adjacency − proportions (≥ 2)", d_adj, 2.0)
+    gains.add_row("moran", {"points": morans, "bar": 0.3}, label="Moran's I of labels")
 
     lowest = min(RATES)
     low_gain = float(np.mean([d_rate[r].mean() for r in RATES if r <= 0.02]))
@@ -249,18 +318,38 @@ def _run(quick: bool, out_dir: Path, show: bool) -> ExperimentResult:
     result.tables += [gains, table]
     geo_lo = _gap_interval(d_geo, 1.645)[0]
     low_lo = _gap_interval(d_rate[lowest], 1.96)[0]
-    result.checks["a: geographic − random positives > 0 (one-sided 95 % interval)"] = bool(
-        geo_lo > 0
+    result.check(
+        "a-geography",
+        geo_lo,
+        ">",
+        0.0,
+        "a: geographic − random positives > 0 (one-sided 95 % interval, lower end)",
     )
-    result.checks[
-        f"b: contrast gain > 0 at {100 * lowest:g}% labels (95 % interval) and larger at 1-2 % "
-        "than at 10 %"
-    ] = bool(low_lo > 0 and low_gain > d_rate[0.10].mean())
-    result.checks["c: full beats − graph by ≥ 3 wF1 points"] = bool(d_gra.mean() >= 3)
-    result.checks["c: adjacency beats proportions by ≥ 2 points (adjacency-only city)"] = bool(
-        d_adj.mean() >= 2
+    result.check(
+        "b-low-rate",
+        low_lo,
+        ">",
+        0.0,
+        f"b: contrast gain > 0 at {100 * lowest:g}% labels (95 % interval, lower end)",
     )
-    result.checks["city: Moran's I of labels ≥ 0.3"] = bool(np.mean(morans) >= 0.3)
+    result.check(
+        "b-larger",
+        low_gain - float(d_rate[0.10].mean()),
+        ">",
+        0.0,
+        "b: contrast gain larger at 1-2 % labels than at 10 % (difference, points)",
+    )
+    result.check(
+        "c-graph", float(d_gra.mean()), ">=", 3.0, "c: full beats − graph by ≥ 3 wF1 points"
+    )
+    result.check(
+        "c-adjacency",
+        float(d_adj.mean()),
+        ">=",
+        2.0,
+        "c: adjacency beats proportions by ≥ 2 points (adjacency-only city)",
+    )
+    result.check("moran", float(np.mean(morans)), ">=", 0.3, "city: Moran's I of labels ≥ 0.3")
     result.headline = (
         f"full wF1 {f1[FULL].mean():.3f}; geography (vs random positives) "
         f"{d_geo.mean():+.1f} pts; contrast gain {d_rate[lowest].mean():+.1f} pts at "
@@ -284,7 +373,7 @@ def _plot(example: dict[str, Any], f1: dict[str, np.ndarray], out_dir: Path) -> 
     plt = require_matplotlib("plot", "metastreet")
     from matplotlib.collections import LineCollection
 
-    city = _city(example["quick"], "both", example["seed"])
+    city = _city(example["config"], "both", example["seed"])
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.5))
     cmap = plt.get_cmap("viridis", 4)
     panels = ((axes[0], city.labels, "true class"), (axes[1], example["pred"], "predicted"))
@@ -315,4 +404,6 @@ EXPERIMENT = Experiment(
     "metastreet",
     "MetaStreet: geography-aware contrast vs random positives, label efficiency, ablations",
     reproduce,
+    QUICK,
+    FULL_CONFIG,
 )
