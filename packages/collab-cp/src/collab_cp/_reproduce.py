@@ -1,4 +1,5 @@
-"""``python -m collab_cp reproduce [--quick]``: the headline experiments of collab-cp.
+"""``python -m collab_cp reproduce [--quick] [--set key=value]``: the headline experiments of
+collab-cp.
 
 1. Synthetic human/AI model (several human policies) and scikit-learn digits with a weak "human"
    classifier: coverage, size, harm, recovery of the collaborative sets against human alone,
@@ -9,11 +10,13 @@
    online recursions against frozen offline thresholds (PNG).
 4. The regression variant on a heteroscedastic task.
 
-Every acceptance item of the spec is recorded in ``result.checks``.
+Every acceptance item of the spec is recorded in ``result.checks`` (numeric ones with their value
+and bound, through ``result.check``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +29,7 @@ from icml26_shared.experiment import (
     require_matplotlib,
     save_figure,
 )
-from icml26_shared.experiment import (
-    progress as progress_bar,
-)
+from icml26_shared.experiment import progress as track
 from icml26_shared.metrics import rolling_miscoverage
 
 from ._baselines import SplitConformalClassifier, matched_threshold
@@ -47,15 +48,52 @@ from ._regression import CollaborativeRegressor
 
 EPS, DELTA = 0.05, 0.7
 N_CAL = 500
+#: human policies of the synthetic model: (row id, display label, policy, its parameters)
 POLICIES = [
-    ("top-1", "top_k", {"k": 1}),
-    ("top-2", "top_k", {"k": 2}),
-    ("top-3", "top_k", {"k": 3}),
-    ("mass τ=0.9", "cumulative_mass", {"tau": 0.9}),
-    ("threshold ω=0.1", "threshold", {"omega": 0.1}),
-    ("empty", "empty", {}),
+    ("top-1", "top-1", "top_k", {"k": 1}),
+    ("top-2", "top-2", "top_k", {"k": 2}),
+    ("top-3", "top-3", "top_k", {"k": 3}),
+    ("mass", "mass τ=0.9", "cumulative_mass", {"tau": 0.9}),
+    ("threshold", "threshold ω=0.1", "threshold", {"omega": 0.1}),
+    ("empty", "empty", "empty", {}),
 ]
 COLUMNS = ["coverage", "size", "harm", "recovery"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """Monte Carlo sizes of the experiment (``--set key=value`` overrides any of them).
+
+    Attributes:
+        n_splits: random calibration/test splits of the synthetic policies and of digits.
+        group_splits: splits of the per-group (human-confidence tercile) report.
+        frontier_splits: splits per (ε, δ) point of the coverage–size frontier.
+        frontier_grid: points per axis of the frontier's (ε, δ) grid.
+        regression_splits: splits of the regression variant.
+    """
+
+    n_splits: int = 2000
+    group_splits: int = 300
+    frontier_splits: int = 100
+    frontier_grid: int = 9
+    regression_splits: int = 2000
+
+    def __post_init__(self) -> None:
+        for name in (
+            "n_splits",
+            "group_splits",
+            "frontier_splits",
+            "frontier_grid",
+            "regression_splits",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+QUICK = Config(
+    n_splits=300, group_splits=50, frontier_splits=20, frontier_grid=5, regression_splits=200
+)
+FULL = Config()
 
 
 def _evaluate(d: CollabData, n_splits: int, seed: int) -> SplitResults:
@@ -74,26 +112,59 @@ def _evaluate(d: CollabData, n_splits: int, seed: int) -> SplitResults:
 
 def _method_table(title: str, r: SplitResults, note: str) -> ResultTable:
     t = ResultTable(title, COLUMNS, note=note)
-    t.add_row("human alone", coverage=r.human_coverage, size=r.human_size, harm=0.0, recovery=0.0)
-    t.add_row("AI alone, matched on test (favours AI)", coverage=r.ai_coverage, size=r.ai_size)
-    t.add_row("AI alone, split CP at matched level", coverage=r.ai_cal_coverage, size=r.ai_cal_size)
-    t.add_row("human's own split CP, matched", coverage=r.coverage, size=r.human_cp_size)
     t.add_row(
-        "harm-controlled restriction",
-        coverage=r.restrict_coverage,
-        size=r.restrict_size,
-        harm=r.restrict_harm,
-        recovery=0.0,
+        "human",
+        {"coverage": r.human_coverage, "size": r.human_size, "harm": 0.0, "recovery": 0.0},
+        label="human alone",
     )
     t.add_row(
-        "collaborative (ours)", coverage=r.coverage, size=r.size, harm=r.harm, recovery=r.recovery
+        "ai-matched-test",
+        {"coverage": r.ai_coverage, "size": r.ai_size},
+        label="AI alone, matched on test (favours AI)",
+    )
+    t.add_row(
+        "ai-split-cp",
+        {"coverage": r.ai_cal_coverage, "size": r.ai_cal_size},
+        label="AI alone, split CP at matched level",
+    )
+    t.add_row(
+        "human-split-cp",
+        {"coverage": r.coverage, "size": r.human_cp_size},
+        label="human's own split CP, matched",
+    )
+    t.add_row(
+        "restriction",
+        {
+            "coverage": r.restrict_coverage,
+            "size": r.restrict_size,
+            "harm": r.restrict_harm,
+            "recovery": 0.0,
+        },
+        label="harm-controlled restriction",
+    )
+    t.add_row(
+        "collab",
+        {"coverage": r.coverage, "size": r.size, "harm": r.harm, "recovery": r.recovery},
+        label="collaborative (ours)",
     )
     return t
 
 
-def _paired_below(a: np.ndarray, b: np.ndarray) -> bool:
-    """Mean of a below mean of b (paired over the same splits)."""
-    return bool(np.mean(a) < np.mean(b))
+def _check_sizes(result: ExperimentResult, name: str, tag: str, r: SplitResults) -> None:
+    """Collaborative mean size below AI alone and below the human's split CP, both at matched
+    coverage (paired over the same splits)."""
+    size = float(np.mean(r.size))
+    for cid, mean_other, other in (
+        ("ai", float(np.mean(r.ai_size)), "AI alone"),
+        ("human-cp", float(np.mean(r.human_cp_size)), "human's split CP"),
+    ):
+        result.check(
+            f"{tag}-size-vs-{cid}",
+            size,
+            "<",
+            mean_other,
+            f"3: {name} size below {other} at matched coverage",
+        )
 
 
 def _group_table(seed: int, n_splits: int) -> ResultTable:
@@ -124,7 +195,7 @@ def _group_table(seed: int, n_splits: int) -> ResultTable:
         "groups: per-group harm and recovery may sit on either side of (ε, δ).",
     )
     for g in ("low", "middle", "high"):
-        table.add_row(f"{g} confidence", **{c: acc[g][c] for c in cols})
+        table.add_row(g, {c: acc[g][c] for c in cols}, label=f"{g} confidence")
     return table
 
 
@@ -248,36 +319,46 @@ def _regression(n_splits: int, seed: int) -> tuple[ResultTable, dict[str, np.nda
         note=f"{n_splits} random splits of 5,000 points; AI alone = ŷ ± tσ̂ with t matched to the collaborative test coverage.",
     )
     table.add_row(
-        "human interval",
-        coverage=a["human_cov"],
-        length=a["human_len"],
-        harm=0.0,
-        recovery=0.0,
-        pieces=1,
+        "human",
+        {
+            "coverage": a["human_cov"],
+            "length": a["human_len"],
+            "harm": 0.0,
+            "recovery": 0.0,
+            "pieces": 1,
+        },
+        label="human interval",
     )
-    table.add_row("AI alone, matched", coverage=a["coverage"], length=a["ai_len"], pieces=1)
     table.add_row(
-        "collaborative (ours)",
-        coverage=a["coverage"],
-        length=a["length"],
-        harm=a["harm"],
-        recovery=a["recovery"],
-        pieces=a["pieces"],
+        "ai-matched",
+        {"coverage": a["coverage"], "length": a["ai_len"], "pieces": 1},
+        label="AI alone, matched",
+    )
+    table.add_row(
+        "collab",
+        {
+            "coverage": a["coverage"],
+            "length": a["length"],
+            "harm": a["harm"],
+            "recovery": a["recovery"],
+            "pieces": a["pieces"],
+        },
+        label="collaborative (ours)",
     )
     return table, a
 
 
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    """Run the experiments (``quick``: fewer splits and a coarser frontier grid)."""
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run the experiments at the Monte Carlo sizes of ``config``."""
     plt = require_matplotlib(package="collab-cp")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    n_splits = 300 if quick else 2000
+    n_splits = config.n_splits
     result = ExperimentResult(
         "collab-cp", "Human–AI collaborative prediction sets (ε = 0.05, δ = 0.7)"
     )
     steps = ["policies", "digits", "frontier", "online", "regression"]
-    bar = progress_bar(steps, enabled=progress, total=len(steps), desc="collab-cp")
+    bar = track(steps, enabled=progress, total=len(steps), desc="collab-cp")
 
     # 1. synthetic model, every human policy -------------------------------------------------
     next(bar)
@@ -296,22 +377,23 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         note="AI size / human-CP size: AI alone / human's own split CP at the collaborative test coverage.",
     )
     per_policy: dict[str, SplitResults] = {}
-    for i, (name, policy, kw) in enumerate(POLICIES):
+    for i, (row, label, policy, kw) in enumerate(POLICIES):
         d = synthetic_collaboration(5000, policy, seed=10 + i, **kw)
         r = _evaluate(d, n_splits, seed=i)
-        per_policy[name] = r
+        per_policy[row] = r
         policy_table.add_row(
-            name,
-            **{
+            row,
+            {
                 "human cov": r.human_coverage,
                 "human size": r.human_size,
                 "coverage": r.coverage,
                 "size": r.size,
-                "harm": r.harm if name != "empty" else None,
+                "harm": r.harm if row != "empty" else None,
                 "recovery": r.recovery,
                 "AI size": r.ai_size,
                 "human-CP size": r.human_cp_size,
             },
+            label=label,
         )
     top2 = per_policy["top-2"]
     cfg = ", ".join(f"{k}={v}" for k, v in SYNTHETIC.items())
@@ -323,24 +405,24 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         )
     )
     result.tables.append(policy_table)
-    result.tables.append(_group_table(seed=11, n_splits=50 if quick else 300))
+    result.tables.append(_group_table(seed=11, n_splits=config.group_splits))
 
     same, never_adds = _empty_reduction_checks(seed=3)
     result.checks["1: H ≡ ∅ equals split CP at level δ (1,000 inputs)"] = same
     result.checks["1: H = all labels never adds a label"] = never_adds
     harm_m, rec_m = float(top2.harm.mean()), float(top2.recovery.mean())
     slack_in, slack_out = float(np.mean(1 / (top2.n_in + 1))), float(np.mean(1 / (top2.n_out + 1)))
-    result.checks[f"2: mean harm {harm_m:.4f} ≤ ε + 0.005"] = harm_m <= EPS + 0.005
-    result.checks[f"2: mean recovery {rec_m:.4f} ≥ δ − 0.005"] = rec_m >= DELTA - 0.005
-    result.checks["2: both within 1/(n_group+1) + 0.01 of target"] = (
-        abs(harm_m - EPS) <= slack_in + 0.01 and abs(rec_m - DELTA) <= slack_out + 0.01
+    tol, extra = 0.005, 0.01
+    result.check("harm", harm_m, "<=", EPS + tol, f"2: mean harm ≤ ε + {tol}")
+    result.check("recovery", rec_m, ">=", DELTA - tol, f"2: mean recovery ≥ δ − {tol}")
+    result.check(
+        "within-slack",
+        max(abs(harm_m - EPS) - slack_in, abs(rec_m - DELTA) - slack_out),
+        "<=",
+        extra,
+        f"2: both within 1/(n_group+1) + {extra} of target",
     )
-    result.checks["3: synthetic top-2 size below AI alone at matched coverage"] = _paired_below(
-        top2.size, top2.ai_size
-    )
-    result.checks["3: synthetic top-2 size below human's split CP at matched coverage"] = (
-        _paired_below(top2.size, top2.human_cp_size)
-    )
+    _check_sizes(result, "synthetic top-2", "top2", top2)
 
     # 2. digits -----------------------------------------------------------------------------
     next(bar)
@@ -348,18 +430,14 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     rd = _evaluate(dig, n_splits, seed=0)
     result.tables.append(
         _method_table(
-            f"Digits: logistic regression (AI) + Gaussian naive Bayes top-2 (human), {n_splits} splits",
+            "Digits: logistic regression (AI) + Gaussian naive Bayes top-2 (human), "
+            f"{n_splits} splits",
             rd,
             note=f"Both models see noisy pixels (σ = 6 and 8 on a 0–16 scale), trained on 600 images; "
             f"pool of {dig.y.size} images split {N_CAL} calibration / {dig.y.size - N_CAL} test.",
         )
     )
-    result.checks["3: digits size below AI alone at matched coverage"] = _paired_below(
-        rd.size, rd.ai_size
-    )
-    result.checks["3: digits size below human's split CP at matched coverage"] = _paired_below(
-        rd.size, rd.human_cp_size
-    )
+    _check_sizes(result, "digits", "digits", rd)
 
     # 3. frontier -----------------------------------------------------------------------------
     next(bar)
@@ -369,8 +447,8 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
             plt,
             out_dir,
             [("synthetic, top-2 human", front_data), ("digits, top-2 NB human", dig)],
-            n_splits=20 if quick else 100,
-            grid=5 if quick else 9,
+            n_splits=config.frontier_splits,
+            grid=config.frontier_grid,
         )
     )
 
@@ -395,36 +473,40 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         f"Certified whole-stream bounds |harm − ε| ≤ {online.rate_bounds()[0]:.4f}, "
         f"|recovery − δ| ≤ {online.rate_bounds()[1]:.4f}.",
     )
-    otab.add_row(
-        "frozen offline thresholds",
-        coverage=m_fr.coverage,
-        size=m_fr.size,
-        harm=m_fr.harm,
-        recovery=m_fr.recovery,
-    )
-    otab.add_row(
-        "online collaborative (ours)",
-        coverage=m_on.coverage,
-        size=m_on.size,
-        harm=m_on.harm,
-        recovery=m_on.recovery,
-    )
+    for row, m, label in (
+        ("frozen", m_fr, "frozen offline thresholds"),
+        ("online", m_on, "online collaborative (ours)"),
+    ):
+        otab.add_row(
+            row,
+            {"coverage": m.coverage, "size": m.size, "harm": m.harm, "recovery": m.recovery},
+            label=label,
+        )
     result.tables.append(otab)
     result.figures.append(_online_figure(plt, out_dir, trace.in_human, trace.covered, fr_cov))
-    result.checks[
-        f"4: online 2nd-half harm {m_on.harm:.4f}, recovery {m_on.recovery:.4f} within 0.01"
-    ] = abs(m_on.harm - EPS) <= 0.01 and abs(m_on.recovery - DELTA) <= 0.01
-    result.checks["4: frozen thresholds miss a target by > 0.03"] = (
-        max(abs(m_fr.harm - EPS), abs(m_fr.recovery - DELTA)) > 0.03
+    online_bar, frozen_bar = 0.01, 0.03
+    result.check(
+        "online",
+        max(abs(m_on.harm - EPS), abs(m_on.recovery - DELTA)),
+        "<=",
+        online_bar,
+        f"4: online 2nd-half harm and recovery within {online_bar} of (ε, δ)",
+    )
+    result.check(
+        "frozen-miss",
+        max(abs(m_fr.harm - EPS), abs(m_fr.recovery - DELTA)),
+        ">",
+        frozen_bar,
+        f"4: frozen thresholds miss a target by > {frozen_bar}",
     )
 
     # 5. regression -------------------------------------------------------------------------
     next(bar)
-    rtab, ra = _regression(200 if quick else 2000, seed=5)
+    rtab, ra = _regression(config.regression_splits, seed=5)
     result.tables.append(rtab)
     h, r = float(ra["harm"].mean()), float(ra["recovery"].mean())
-    result.checks[f"5: regression mean harm {h:.4f} ≤ ε + 0.005"] = h <= EPS + 0.005
-    result.checks[f"5: regression mean recovery {r:.4f} ≥ δ − 0.005"] = r >= DELTA - 0.005
+    result.check("reg-harm", h, "<=", EPS + tol, f"5: regression mean harm ≤ ε + {tol}")
+    result.check("reg-recovery", r, ">=", DELTA - tol, f"5: regression mean recovery ≥ δ − {tol}")
     for _ in bar:
         pass
 
@@ -450,4 +532,6 @@ EXPERIMENT = Experiment(
     "collab-cp",
     "collaborative sets vs human alone, AI alone (matched coverage), restriction; online vs frozen",
     reproduce,
+    QUICK,
+    FULL,
 )
