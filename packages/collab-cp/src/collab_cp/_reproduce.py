@@ -417,7 +417,7 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
     result.check("recovery", rec_m, ">=", DELTA - tol, f"2: mean recovery ≥ δ − {tol}")
     result.check(
         "within-slack",
-        max(abs(harm_m - EPS) - slack_in, abs(rec_m - DELTA) - slack_out),
+        np.max([abs(harm_m - EPS) - slack_in, abs(rec_m - DELTA) - slack_out]),
         "<=",
         extra,
         f"2: both within 1/(n_group+1) + {extra} of target",
@@ -487,7 +487,7 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
     online_bar, frozen_bar = 0.01, 0.03
     result.check(
         "online",
-        max(abs(m_on.harm - EPS), abs(m_on.recovery - DELTA)),
+        np.max([abs(m_on.harm - EPS), abs(m_on.recovery - DELTA)]),
         "<=",
         online_bar,
         f"4: online 2nd-half harm and recovery within {online_bar} of (ε, δ)",

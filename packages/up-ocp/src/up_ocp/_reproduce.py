@@ -211,7 +211,7 @@ def _identity_table(result: ExperimentResult) -> ResultTable:
         "change-point", dict(zip(cols, [db, dq, lw_gap, 10_000])), label="change-point, 4 streams"
     )
     tol = 1e-9
-    result.check("identity", max(db, dq, lw_gap), "<=", tol, f"1 UP identity to {tol:.0e}")
+    result.check("identity", np.max([db, dq, lw_gap]), "<=", tol, f"1 UP identity to {tol:.0e}")
     return table
 
 
@@ -253,7 +253,7 @@ def _bound_table(result: ExperimentResult) -> ResultTable:
             },
             label=kind + suffix,
         )
-    result.check("bound", min(slacks), ">=", -tol, "2 bound holds at every t <= 1e4")
+    result.check("bound", np.min(slacks), ">=", -tol, "2 bound holds at every t <= 1e4")
     return table
 
 
