@@ -2,23 +2,47 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-from costly_cp._reproduce import EXPERIMENT, _figure, _small_m_checks, _work_table
+import pytest
+
+from costly_cp._reproduce import (
+    EXPERIMENT,
+    FULL,
+    QUICK,
+    _figure,
+    _small_m_checks,
+    _work_table,
+)
 from costly_cp._simulate import ratio_estimate, run_rule
+from icml26_shared.config import override
 from icml26_shared.experiment import ExperimentResult
 
 
 def test_experiment_object():
     assert EXPERIMENT.package == "costly-cp"
     assert callable(EXPERIMENT.reproduce)
+    assert EXPERIMENT.quick_config is QUICK and EXPERIMENT.full_config is FULL
+
+
+def test_config_reps_overrides_and_validation():
+    assert QUICK.reps == {1_000: 300, 10_000: 300, 100_000: 100}
+    cfg = override(QUICK, ["reps_n1e5=50", "more_populations=yes"])
+    assert cfg.reps[100_000] == 50 and cfg.more_populations is True
+    with pytest.raises(ValueError, match="pac_pools must be >= 2"):
+        dataclasses.replace(QUICK, pac_pools=1)
+    with pytest.raises(ValueError, match="work_max_m"):
+        dataclasses.replace(QUICK, work_max_m=999)
 
 
 def test_small_m_and_work_checks():
     result = ExperimentResult("costly-cp", "t")
     _small_m_checks(result)
-    table = _work_table(result, quick=True)
+    table = _work_table(result, 20_000)
     assert result.checks and all(result.checks.values())
+    (refits,) = result.details
+    assert refits.id == "refits" and refits.value <= refits.bound
     assert "m=10000" in table.rows
 
 

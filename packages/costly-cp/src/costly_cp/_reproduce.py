@@ -1,4 +1,5 @@
-"""``python -m costly_cp reproduce [--quick]``: the rule vs fixed calibration sizes.
+"""``python -m costly_cp reproduce [--quick] [--set key=value]``: the rule vs fixed calibration
+sizes.
 
 Tables: (1) cost per setting and ``N ∈ {10³, 10⁴, 10⁵}`` — the excess over the infinite-label
 cost ``N·E|T_∞|`` and the total cost of the plug-in rule, the provably valid split rule, the
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +49,56 @@ NS = (1_000, 10_000, 100_000)
 RULES = (("plugin", "rule (plugin)"), ("split", "rule (split, valid)"))
 
 
+@dataclass(frozen=True)
+class Config:
+    """Monte Carlo sizes of the comparison (``--set key=value`` overrides any of them).
+
+    Attributes:
+        reps_n1e3: repetitions of each cost table at N = 10³ future predictions.
+        reps_n1e4: repetitions at N = 10⁴.
+        reps_n1e5: repetitions at N = 10⁵.
+        more_populations: also the Dirichlet K=10 APS and K=100 LAC cost tables.
+        coverage_reps: repetitions of the coverage table (N = 10⁴).
+        pac_pools: pools of the PAC labeling table.
+        work_max_m: the never-stopping session's last size in the work table (≥ 1000; the rows
+            are the powers of ten up to it).
+    """
+
+    reps_n1e3: int = 2000
+    reps_n1e4: int = 2000
+    reps_n1e5: int = 600
+    more_populations: bool = True
+    coverage_reps: int = 20_000
+    pac_pools: int = 100
+    work_max_m: int = 100_000
+
+    def __post_init__(self) -> None:
+        for name in ("reps_n1e3", "reps_n1e4", "reps_n1e5", "coverage_reps", "pac_pools"):
+            if getattr(self, name) < 2:
+                raise ValueError(
+                    f"{name} must be >= 2 (a standard error), got {getattr(self, name)}"
+                )
+        if self.work_max_m < 1000:
+            raise ValueError(f"work_max_m must be >= 1000, got {self.work_max_m}")
+
+    @property
+    def reps(self) -> dict[int, int]:
+        """Repetitions of the cost tables by N."""
+        return dict(zip(NS, (self.reps_n1e3, self.reps_n1e4, self.reps_n1e5)))
+
+
+QUICK = Config(
+    reps_n1e3=300,
+    reps_n1e4=300,
+    reps_n1e5=100,
+    more_populations=False,
+    coverage_reps=1000,
+    pac_pools=15,
+    work_max_m=20_000,
+)
+FULL = Config()
+
+
 def _best_fixed(pop: Population, alpha: float, n_future: float) -> tuple[int, float]:
     ms = np.unique(np.r_[np.arange(5, 400), np.geomspace(400, 4000, 120).astype(int)])
     costs = pop.cost_curve(ms, alpha, n_future)
@@ -58,10 +110,12 @@ def _cost_table(
     pop: Population,
     alpha: float,
     reps: dict[int, int],
-    prog: bool,
+    prog: bool | None,
     result: ExperimentResult,
     key: str,
+    cid: str,
 ) -> ResultTable:
+    """The cost table of one population; ``key`` names it in check labels, ``cid`` in check ids."""
     cols = [
         "labels",
         "excess",
@@ -100,7 +154,8 @@ def _cost_table(
         }
         base = runs["plugin"].fixed_excess
         fixed_mean = np.mean([base[m] for m in FIXED_SIZES], axis=0)
-        tag = f"N=1e{round(math.log10(n_future))}"
+        exp10 = round(math.log10(n_future))
+        tag, tid = f"N=1e{exp10}", f"n1e{exp10}"
         for rule, label in RULES:
             st = runs[rule]
             cut, cut_se = ratio_estimate(st.excess, fixed_mean)
@@ -112,41 +167,48 @@ def _cost_table(
                 cost_cuts[f"excess cut vs {m}"] = Estimate(c, s)
             ratio = float(st.excess.mean() / best_exact)
             table.add_row(
-                f"{tag} {label}",
-                labels=list(st.labels),
-                excess=list(st.excess),
-                **{
+                f"{tid}-{rule}",
+                {
+                    "labels": list(st.labels),
+                    "excess": list(st.excess),
                     "total cost": list(st.cost),
                     "coverage": list(st.coverage),
                     "excess / best fixed": ratio,
                     "excess cut vs mean(100,500,1000)": Estimate(cut, cut_se),
+                    **cost_cuts,
                 },
-                **cost_cuts,
+                label=f"{tag} {label}",
             )
             if rule == "plugin" and n_future in (1_000, 10_000):
-                result.checks[f"2 {key} {tag}: plugin excess <= 1.25 x best fixed"] = ratio <= 1.25
-                result.checks[f"2 {key} {tag}: plugin excess >= 40% below fixed sizes"] = (
-                    cut >= 0.40
+                ratio_bar, cut_bar = 1.25, 0.40
+                result.check(
+                    f"{cid}-{tid}-excess-ratio",
+                    ratio,
+                    "<=",
+                    ratio_bar,
+                    f"2 {key} {tag}: plugin excess <= {ratio_bar} x best fixed",
                 )
-        for m in FIXED_SIZES:
+                result.check(
+                    f"{cid}-{tid}-excess-cut",
+                    cut,
+                    ">=",
+                    cut_bar,
+                    f"2 {key} {tag}: plugin excess >= {cut_bar:.0%} below fixed sizes",
+                )
+        for row, m, label in (
+            *((f"{tid}-fixed-{m}", m, f"{tag} fixed m={m}") for m in FIXED_SIZES),
+            (f"{tid}-best-fixed", m_best, f"{tag} best fixed m={m_best} (hindsight)"),
+        ):
             table.add_row(
-                f"{tag} fixed m={m}",
-                labels=float(m),
-                excess=list(base[m]),
-                **{
+                row,
+                {
+                    "labels": float(m),
+                    "excess": list(base[m]),
                     "total cost": list(base[m] + e_inf_cost),
                     "excess / best fixed": float(base[m].mean() / best_exact),
                 },
+                label=label,
             )
-        table.add_row(
-            f"{tag} best fixed m={m_best} (hindsight)",
-            labels=float(m_best),
-            excess=list(base[m_best]),
-            **{
-                "total cost": list(base[m_best] + e_inf_cost),
-                "excess / best fixed": float(base[m_best].mean() / best_exact),
-            },
-        )
         result.notes.append(
             f"{pop.name} {tag}: exact best fixed m={m_best}, exact excess {best_exact:.1f}, "
             f"E|T_inf|={pop.e_inf(alpha):.4f}"
@@ -155,7 +217,7 @@ def _cost_table(
 
 
 def _coverage_table(
-    pop: Population, reps: int, prog: bool, result: ExperimentResult
+    pop: Population, reps: int, prog: bool | None, result: ExperimentResult
 ) -> ResultTable:
     table = ResultTable(
         f"Coverage at the stopped size, {pop.name}, N=1e4 ({reps} repetitions)",
@@ -169,16 +231,24 @@ def _coverage_table(
             )
             cov = Estimate.of(st.coverage)
             table.add_row(
-                f"alpha={alpha} {label}",
-                target=1 - alpha,
-                coverage=cov,
-                **{"coverage - target": Estimate(cov.mean - (1 - alpha), cov.se)},
-                labels=list(st.labels),
-                guarantee="finite-sample" if rule == "split" else "none (measured)",
+                f"alpha-{alpha}-{rule}",
+                {
+                    "target": 1 - alpha,
+                    "coverage": cov,
+                    "coverage - target": Estimate(cov.mean - (1 - alpha), cov.se),
+                    "labels": list(st.labels),
+                    "guarantee": "finite-sample" if rule == "split" else "none (measured)",
+                },
+                label=f"alpha={alpha} {label}",
             )
             if rule == "split":
-                result.checks[f"1 coverage alpha={alpha} valid (split) >= 1-alpha-0.003"] = (
-                    cov.mean >= 1 - alpha - 0.003
+                tol = 0.003
+                result.check(
+                    f"cov-{alpha}",
+                    cov.mean,
+                    ">=",
+                    1 - alpha - tol,
+                    f"1 coverage alpha={alpha} valid (split) >= 1-alpha-{tol}",
                 )
     return table
 
@@ -195,27 +265,43 @@ def _pac_table(reps: int, result: ExperimentResult) -> ResultTable:
         + ", ".join(map(str, PAC_GRID))
         + ".",
     )
-    for key in ("plugin", "split", *(f"fixed m={m}" for m in PAC_GRID)):
+    eps = alpha = 0.05
+    rows = [("plugin", "plugin", "rule (plugin)"), ("split", "split", "rule (split)")]
+    rows += [(f"fixed-{m}", f"fixed m={m}", f"fixed m={m}") for m in PAC_GRID]
+    for row, key, label in rows:
         err = st.error[key]
         table.add_row(
-            key if key.startswith("fixed") else f"rule ({key})",
-            **{
+            row,
+            {
                 "expert labels": list(st.expert[key]),
                 "expert / best fixed": float(st.expert[key].mean() / best),
                 "label error": list(err),
-                "P(error > eps)": float(np.mean(err > 0.05)),
+                "P(error > eps)": float(np.mean(err > eps)),
             },
+            label=label,
         )
+    expert_bar = 1.1
     for rule in ("plugin", "split"):
-        result.checks[f"3 PAC {rule}: mean label error <= eps"] = bool(
-            st.error[rule].mean() <= 0.05
+        result.check(
+            f"pac-{rule}-error",
+            st.error[rule].mean(),
+            "<=",
+            eps,
+            f"3 PAC {rule}: mean label error <= eps",
         )
-        fail_rate = float(np.mean(st.error[rule] > 0.05))
-        result.checks[f"3 PAC {rule}: P(error > eps) <= alpha (+ binomial tolerance)"] = bool(
-            fail_rate <= 0.05 + binomial_tolerance(0.05, reps)
+        result.check(
+            f"pac-{rule}-fail",
+            float(np.mean(st.error[rule] > eps)),
+            "<=",
+            alpha + binomial_tolerance(alpha, reps),
+            f"3 PAC {rule}: P(error > eps) <= alpha (+ binomial tolerance)",
         )
-        result.checks[f"3 PAC {rule}: expert labels <= 1.1 x best fixed (m={m_best})"] = bool(
-            st.expert[rule].mean() <= 1.1 * best
+        result.check(
+            f"pac-{rule}-labels",
+            st.expert[rule].mean() / best,
+            "<=",
+            expert_bar,
+            f"3 PAC {rule}: expert labels <= {expert_bar} x best fixed (m={m_best})",
         )
     return table
 
@@ -233,8 +319,8 @@ def _small_m_checks(result: ExperimentResult) -> None:
     result.checks["4 small m returns the full set / +inf"] = bool(ok)
 
 
-def _work_table(result: ExperimentResult, quick: bool) -> ResultTable:
-    top = 20_000 if quick else 100_000
+def _work_table(result: ExperimentResult, max_m: int) -> ResultTable:
+    top = max_m
     scores, curve = never_stopping_stream(top)
     sess = _Session(alpha=0.1, n_future=1e15, curve=curve, limit=top, stream_len=top)
     marks = {10**e for e in range(3, 6) if 10**e <= top}
@@ -253,14 +339,14 @@ def _work_table(result: ExperimentResult, quick: bool) -> ResultTable:
             bound = math.log(i) / math.log(1.05) + 60
             table.add_row(
                 f"m={i}",
-                **{
+                {
                     "refits so far": refits,
                     "mean µs per decision so far": 1e6 * elapsed / i,
                     "log(m)/log(1.05) + 60": bound,
                 },
             )
             if i == max(marks):
-                result.checks[f"5 refits up to m={i} are O(log m)"] = refits <= bound
+                result.check("refits", refits, "<=", bound, f"5 refits up to m={i} are O(log m)")
     return table
 
 
@@ -311,33 +397,32 @@ def _figure(pop: Population, out_dir: Path) -> Path:
     return path
 
 
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    """Run the comparison; see the module docstring."""
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run the comparison at the sizes of ``config``; see the module docstring."""
     result = ExperimentResult(
         package="costly-cp",
         title="when to stop buying labels: the rule vs fixed calibration sizes",
     )
     primary = dirichlet_population(10, concentration=0.1, ai_noise=0.5, score="lac")
-    reps = (
-        {1_000: 300, 10_000: 300, 100_000: 100}
-        if quick
-        else {1_000: 2000, 10_000: 2000, 100_000: 600}
-    )
-    result.tables.append(_cost_table(primary, 0.1, reps, progress, result, "Dirichlet K=10 LAC"))
-    digits = digits_population()
-    result.tables.append(_cost_table(digits, 0.1, reps, progress, result, "digits LDA"))
-    if not quick:
+    reps = config.reps
+
+    def cost(pop: Population, key: str, cid: str) -> None:
+        result.tables.append(_cost_table(pop, 0.1, reps, progress, result, key, cid))
+
+    cost(primary, "Dirichlet K=10 LAC", "lac")
+    cost(digits_population(), "digits LDA", "digits")
+    if config.more_populations:
         aps = dirichlet_population(10, concentration=0.1, ai_noise=0.5, score="aps")
-        result.tables.append(_cost_table(aps, 0.1, reps, progress, result, "Dirichlet K=10 APS"))
+        cost(aps, "Dirichlet K=10 APS", "aps")
         big = dirichlet_population(100, concentration=0.05, ai_noise=0.3, score="lac")
-        result.tables.append(_cost_table(big, 0.1, reps, progress, result, "Dirichlet K=100 LAC"))
-    result.tables.append(_coverage_table(primary, 1000 if quick else 20_000, progress, result))
-    result.tables.append(_pac_table(15 if quick else 100, result))
+        cost(big, "Dirichlet K=100 LAC", "k100-lac")
+    result.tables.append(_coverage_table(primary, config.coverage_reps, progress, result))
+    result.tables.append(_pac_table(config.pac_pools, result))
     _small_m_checks(result)
-    result.tables.append(_work_table(result, quick))
+    result.tables.append(_work_table(result, config.work_max_m))
     result.figures.append(_figure(primary, out_dir))
     first = result.tables[0]
-    row = first.rows["N=1e4 rule (plugin)"]
+    row = first.rows["n1e4-plugin"]
     cut = row["excess cut vs mean(100,500,1000)"]
     result.headline = (
         f"{primary.name}, N=1e4: plug-in rule excess {row['excess'].format()} "
@@ -355,4 +440,6 @@ EXPERIMENT = Experiment(
     "costly-cp",
     "label-budgeted conformal calibration: stopping rule vs fixed m in {100, 500, 1000} and the best m",
     reproduce,
+    QUICK,
+    FULL,
 )
