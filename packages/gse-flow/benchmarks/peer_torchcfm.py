@@ -163,8 +163,11 @@ def main() -> None:
     if args.result:
         res = json.loads(args.result.read_text())
         nbody = next(t for t in res["tables"] if t["title"].startswith("Charged N-body"))
+        labels = nbody.get("labels", {})  # rows are keyed by id, shown by label
         rows = {
-            name: {m: (v["mean"] if isinstance(v, dict) else v) for m, v in cols.items()}
+            labels.get(name, name): {
+                m: (v["mean"] if isinstance(v, dict) else v) for m, v in cols.items()
+            }
             for name, cols in nbody["rows"].items()
         }
     # width whose parameter count is nearest GSE-Flow's, and a wide one

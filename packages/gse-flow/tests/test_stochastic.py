@@ -3,11 +3,15 @@ noisy baselines, out-of-fold enhance inputs, temperature, per-window scores."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import jax
 import numpy as np
 import pytest
 
 import gse_flow as g
+from icml26_shared.config import override
 
 
 def test_walk_noise_unit_variance_and_correlation():
@@ -161,112 +165,88 @@ def test_paired_interval_over_seeds_and_windows():
 
 @pytest.mark.slow  # spawns workers that compile every model (several CPU-minutes)
 @pytest.mark.parametrize("full", [False, True])
-def test_reproduce_runs_end_to_end(tmp_path, monkeypatch, full):
+def test_reproduce_runs_end_to_end(tmp_path, full):
     """Both modes' paths at toy sizes: the quick one (toy MD only) and the full one (N-body
     and enhance(EGNN) too)."""
     import gse_flow._reproduce as r
 
-    def tiny(quick):
-        return dict(
-            md=dict(n_train=24, n_val=16, n_test=16, H=3, F=4),
-            nbody=dict(n_train=24, n_test=8, H=3, F=4, seeds=(0,) if full else ()),
-            irreps="4x0e+2x1o",
-            n_layers=1,
-            steps=3,
-            batch=8,
-            seeds=(0, 1),
-            enhance=full,
-            temperatures=(0.0, 1.0),
-            select_temperatures=(1.0, 1.25) if full else (),
-            heun=True,
-            curve=(2, 3) if full else None,
-        )
-
-    monkeypatch.setattr(r, "_config", tiny)
-    res = r.reproduce(True, tmp_path, False)
+    tiny = r.Config(
+        seeds=(0, 1),
+        md_train=24,
+        md_val=16,
+        md_test=16,
+        md_history=3,
+        md_future=4,
+        nbody=full,
+        nbody_train=24,
+        nbody_test=8,
+        nbody_history=3,
+        nbody_future=4,
+        irreps="4x0e+2x1o",
+        n_layers=1,
+        steps=3,
+        batch=8,
+        enhance=full,
+        temperatures=(0.0, 1.0),
+        select_temperatures=(1.0, 1.25) if full else (),
+        heun=True,
+        curve=full,
+        curve_budgets=(2, 3),
+    )
+    res = r.reproduce(tiny, tmp_path, False)
     curves = [t for t in res.tables if t.title.startswith("Learning curves")]
     assert len(curves) == int(full)
     if full:  # the curve's other budgets use the comparison's recipe and keys: trained for
         # the comparison's 3 steps, the curve job gives the det. job's validation scores
-        import json
-
-        spec = ("curve", json.dumps(dict(tiny(True), steps=2), sort_keys=True), 0, "det")
-        again = r._run_job(spec, str(tmp_path / "curve.pkl"))[0][3]
-        row = curves[0].rows["det. GNN val MSE"]
-        assert again["mse"] == pytest.approx(row["3 steps"], rel=1e-5)
+        cfg = r._job_cfg(replace(tiny, steps=2))
+        again = r._run_job("curve", cfg, 0, "det")[0][3]
+        assert again["mse"] == pytest.approx(curves[0].rows["det-mse"]["3 steps"], rel=1e-5)
     assert res.tables[0].title.startswith("Toy MD")
     assert (tmp_path / "gse_flow_toy_md.png").exists()
-    assert res.checks[
-        "d. trained sampler equivariant (rotation + translation, permutation) <= 1e-5"
-    ]
-    c = "c. enhance(EGNN): energy score below EGNN + noise"
-    b = "b. N-body: noise-free flow ADE within 5% of the det. GNN's"
-    assert (c in res.checks, b in res.checks) == (full, full)
-    assert ("GSE-Flow enhance(EGNN, out-of-fold)" in res.tables[0].rows) == full
+    checks = {c.id: c for c in res.details}
+    assert checks["d-equivariance"].passed and checks["d-equivariance"].value <= 1e-5
+    assert ("c-enhance" in checks, "b-nbody" in checks) == (full, full)
+    assert ("enhanced" in res.tables[0].rows) == full
     assert any(t.title.startswith("Charged N-body") for t in res.tables) == full
     assert any("run in the full mode" in n for n in res.notes) != full
 
 
-def test_lanes_run_every_job_once_and_unshared_kinds_first_beside_the_compiling_lane():
-    """The full run's jobs over two workers: each job once, whole kinds per worker; a worker
-    other than the first starts with its kinds that do not run the toy-MD GSE loop (N-body,
-    curves), so that its toy-MD jobs later find the first worker's compiled loop in the run's
-    cache."""
-    import json
-
+def _job_paths(config):
     import gse_flow._reproduce as r
 
-    cfg = r._config(False)
-    blob = json.dumps(cfg, sort_keys=True)
-    specs = [(k, blob, s) for s in cfg["seeds"] for k in ("egnn", "flow", "det")]
-    specs += [("nbody", blob, s, w) for s in cfg["nbody"]["seeds"] for w in ("flow", "det")]
-    specs += [("curve", blob, 0, "flow"), ("curve", blob, 0, "det")]
-    items = [(s, f"p{i}") for i, s in enumerate(specs)]
-    lanes = r._lanes(items, 2)
-    assert sorted(it[1] for lane in lanes for it in lane) == sorted(it[1] for it in items)
-    kinds = [
-        [it[0][0] + (f"-{it[0][3]}" if it[0][0] == "curve" else "") for it in lane]
-        for lane in lanes
-    ]
-    assert all(set(k).isdisjoint(kinds[1 - i]) for i, k in enumerate(kinds))
-    shared = [k in ("flow", "det", "egnn") for k in kinds[1]]
-    assert shared == sorted(shared) and not all(shared)  # unshared kinds first, then shared
-    (one,) = r._lanes(items, 1)
-    assert sorted(it[1] for it in one) == sorted(it[1] for it in items)
-    flows = [it for it in items if it[0][0] == "flow"]  # a rerun of one kind: split it
-    a, b = r._lanes(flows, 2)
-    assert sorted(it[1] for it in a + b) == sorted(it[1] for it in flows) and a and b
+    runner = r._runner(config, Path("out"), False, {})
+    return {job.name: runner.path(job) for job in r._jobs(config)}
 
 
-def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones(monkeypatch):
+def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones():
     import gse_flow._reproduce as r
 
-    monkeypatch.setenv("GSE_FLOW_SEEDS", "0,1,2")
-    three = r._config(False)
-    monkeypatch.setenv("GSE_FLOW_SEEDS", "0,1,2,3,4")
-    five = r._config(False)
-    assert five["seeds"] == (0, 1, 2, 3, 4) and five["nbody"]["seeds"] == five["seeds"]
-    assert r._cache_tag(three) == r._cache_tag(five)
-    monkeypatch.setenv("GSE_FLOW_SEEDS", "1,2,3")  # another first seed: equivariance moves
-    assert r._cache_tag(r._config(False)) != r._cache_tag(three)
-    assert r._cache_tag({**three, "steps": 601}) != r._cache_tag(three)
-    assert r._cache_tag(r._config(True)) != r._cache_tag(three)
+    three = _job_paths(r.FULL)
+    five = _job_paths(replace(r.FULL, seeds=(0, 1, 2, 3, 4)))
+    assert all(five[name] == path for name, path in three.items())
+    assert len(five) > len(three)
+    moved = _job_paths(replace(r.FULL, seeds=(1, 2, 3)))  # another first seed: equivariance
+    assert moved["flow-1"] != three["flow-1"]
+    assert _job_paths(replace(r.FULL, steps=601))["flow-0"] != three["flow-0"]
+    assert _job_paths(r.QUICK)["flow-0"] != three["flow-0"]
+    paused = _job_paths(replace(r.FULL, max_new_jobs=2))  # a run control, not a result
+    assert paused == three
 
 
-def test_gse_flow_steps_sets_the_budget_and_its_learning_curve(monkeypatch):
+def test_the_budget_sets_the_learning_curve_and_bad_sizes_are_refused():
     import gse_flow._reproduce as r
 
-    monkeypatch.delenv("GSE_FLOW_STEPS", raising=False)
-    default = r._config(False)
-    assert default["steps"] == 1200 and default["curve"] == (150, 600, 1200, 2400)
-    assert r._config(True)["steps"] == 100 and r._config(True)["curve"] is None
-    monkeypatch.setenv("GSE_FLOW_STEPS", "600")
-    cfg = r._config(False)
-    assert cfg["steps"] == 600 and cfg["curve"] == (150, 600, 1200)
-    assert r._cache_tag(cfg) != r._cache_tag(default)
-    monkeypatch.setenv("GSE_FLOW_STEPS", "100")  # the last two points stay one doubling
-    assert r._config(False)["curve"] == (100, 200)
-    for bad in ("0", "-5", "1e3", "many"):
-        monkeypatch.setenv("GSE_FLOW_STEPS", bad)
-        with pytest.raises(ValueError, match="GSE_FLOW_STEPS"):
-            r._config(False)
+    assert r.FULL.steps == 1200 and r.FULL.budgets() == (150, 600, 1200, 2400)
+    assert r.QUICK.steps == 100 and r.QUICK.budgets() is None
+    assert replace(r.FULL, steps=600).budgets() == (150, 600, 1200)
+    assert replace(r.FULL, steps=100).budgets() == (100, 200)  # the last two: one doubling
+    assert override(r.FULL, ["steps=600", "seeds=0,1,2,3"]).seeds == (0, 1, 2, 3)
+    for bad, message in (
+        (["steps=0"], "steps must be >= 1"),
+        (["seeds="], "seeds must name at least one seed"),
+        (["curve_budgets=5"], "curve_budgets must be empty or >= 2"),
+        (["max_new_jobs=0"], "max_new_jobs must be >= 1"),
+        (["step=5"], "unknown config key 'step'"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            override(r.FULL, bad)

@@ -25,8 +25,8 @@ predicts the flow-matching velocity ``v_θ(x_τ, τ | history)`` of shape ``(F, 
    its encoding (all layers, keys and values) is computed once per window and cached across
    ODE steps (:meth:`GSEFlow.encode_history`).
 5. **Readout.** One ``1o`` channel per future node-frame, ``r = σ·out``. With
-   ``parametrization="x1"`` (default, since 0.3.0) the endpoint is predicted with an EDM-style
-   skip connection (Karras et al. 2022, written for the straight path):
+   ``parametrization="x1"`` (default) the endpoint is predicted with an EDM-style skip
+   connection (Karras et al. 2022, written for the straight path):
 
    .. math:: x̂_1 = μ + c_{skip}(τ)(x_τ − μ) + \\frac{ρ(1 − τ)}{\\sqrt{D}}\\, r,\\qquad
              c_{skip} = \\frac{ρ^2 τ}{D},\\quad D = ρ^2τ^2 + (1 − τ)^2,
@@ -39,19 +39,17 @@ predicts the flow-matching velocity ``v_θ(x_τ, τ | history)`` of shape ``(F, 
 
    finite on all of ``[0, 1]`` (no clipping at τ → 1) and the exact marginal field of that
    Gaussian case when ``r = 0``. With ``r = 0`` it maps ``x_0 − μ`` to ``ρ(x_0 − μ)``: ρ = 1
-   (0.3.0) passes all the prior noise through, and the network must learn to cancel it; on
+   passes all the prior noise through, and the network must learn to cancel it; on
    deterministic dynamics (N-body) a ρ < 1 makes the default field contract the noise.
-   ``parametrization="x1-plain"`` is 0.2.0's version,
-   ``x̂₁ = μ + r`` and ``v = (x̂₁ − x_τ)/max(1 − τ, δ)`` (δ = ``tau_floor``): its Bayes-optimal
-   readout gives ``v ≈ 0`` at τ = 1 instead of ``E[x1 − x0 | x1]``, so Heun is only first
-   order and error stops falling, then rises, past 20 steps (``tests/test_ode_steps.py``).
-   ``parametrization="velocity"`` reads out ``v_θ = r`` directly (0.1.0). For ``"x1"`` the
+   ``parametrization="x1-plain"`` is ``x̂₁ = μ + r`` and
+   ``v = (x̂₁ − x_τ)/max(1 − τ, δ)`` (δ = ``tau_floor``): its Bayes-optimal readout gives
+   ``v ≈ 0`` at τ = 1 instead of ``E[x1 − x0 | x1]``, so Heun is only first order there.
+   ``parametrization="velocity"`` reads out ``v_θ = r`` directly. For ``"x1"`` the
    readout term's norm per node-frame is squashed, ``t ← t·cσ·tanh(|t|/cσ)/|t|`` for
    ``t = b(τ) r`` (``readout_bound`` c, default 6, in units of σ): since ``a(τ) ≤ 1`` and
    ``h·a(τ) ≥ −2`` on every uniform grid (``tests/test_stability.py``), every Euler step
    satisfies ``|d'| ≤ e^h |d| + h c σ`` for ``d = x − μ``, so samples stay within
-   ``e(|x_0 − μ| + c σ)`` of the prior mean (0.3.0 diverged to
-   NaN on some windows through the unbounded readout). σ may be one value per future frame
+   ``e(|x_0 − μ| + c σ)`` of the prior mean. σ may be one value per future frame
    (then ``r = σ_f·out`` and the anchor offset is divided by σ_f). The future
    node-frames also receive the anchor offset ``(x_τ − μ)/σ`` (a translation-invariant
    vector) and its norm, so the network knows its prior mean (essential in enhance mode).

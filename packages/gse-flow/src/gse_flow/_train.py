@@ -12,7 +12,6 @@ gradient as on one device, up to floating-point summation order.
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_positive_int
 from icml26_shared.experiment import progress as progress_bar
-from icml26_shared.experiment import say
+from icml26_shared.experiment import progress_enabled, say
 
 from ._data import Windows
 from ._flow import flow_matching_loss
@@ -186,7 +185,7 @@ def train(
             order = np.concatenate([order, rng.permutation(n)])
         batches[i], order = order[:batch_size], order[batch_size:]
     loss_keys = jax.random.split(k_loss, steps)
-    show = sys.stderr.isatty() if progress is None else bool(progress)
+    show = progress_enabled(progress)
     if mesh is None and not show:  # every step in one compiled loop
         piped = progress is None
         if piped:
