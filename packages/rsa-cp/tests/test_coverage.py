@@ -97,7 +97,7 @@ def test_acceptance_4_misaligned_2000_repetitions(reference, m):
 @pytest.mark.parametrize("reference", ["shock", "scaled"])
 @pytest.mark.parametrize("m", [20, 40])
 def test_acceptance_4_width_not_above_reference_only_2000_repetitions(reference, m):
-    """Spec item 4, second clause (restated in issue 25): mean width <= reference-only's."""
+    """Spec item 4, second clause: mean width <= reference-only's."""
     from rsa_cp._reproduce import BETAS, simulate
 
     sim = simulate("lognormal", reference, m, n_rep=2000)

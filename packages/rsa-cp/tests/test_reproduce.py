@@ -1,6 +1,9 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
+from icml26_shared.config import override
 from rsa_cp import _reproduce as rep
 
 
@@ -32,15 +35,34 @@ def test_randomized_split_expected_coverage_is_exact():
 
 def test_diabetes_small():
     table = rep.diabetes_experiment(3)
-    assert list(table.rows) == ["RSA-CP beta=0.4", "SPI beta=0.4", "split CP", "reference only"]
+    assert list(table.rows) == ["rsa", "spi", "split", "reference"]
+    assert [table.label(r) for r in table.rows] == [
+        "RSA-CP beta=0.4",
+        "SPI beta=0.4",
+        "split CP",
+        "reference only",
+    ]
+
+
+def test_config_presets_and_validation():
+    assert rep.EXPERIMENT.quick_config is rep.QUICK and rep.EXPERIMENT.full_config is rep.FULL
+    assert override(rep.FULL, ["n_rep=50"]).n_rep == 50
+    with pytest.raises(ValueError, match="n_rep must be >= 2"):
+        dataclasses.replace(rep.QUICK, n_rep=1)
 
 
 def test_reproduce_quick_with_tiny_sizes(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    monkeypatch.setattr(rep, "QUICK_REPS", 12)
-    monkeypatch.setattr(rep, "QUICK_DIABETES", 2)
-    result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
+    result = rep.EXPERIMENT.run(
+        quick=True,
+        out_dir=tmp_path,
+        progress=False,
+        overrides=["n_rep=12", "diabetes_splits=2", "digits_splits=2"],
+    )
     assert result.package == "rsa-cp" and result.quick
+    assert result.config == {"n_rep": 12, "diabetes_splits": 2, "digits_splits": 2}
+    ids = {c.id for c in result.details}
+    assert {"cov-bound", "no-loss", "misaligned-cov", "misaligned-width", "marginal-cov"} <= ids
     assert (tmp_path / "width_vs_m.png").exists() and (tmp_path / "result.json").exists()
     assert result.headline.startswith("lognormal, m=20")
     assert "4: mean width <= reference-only mean width (same settings)" in result.checks

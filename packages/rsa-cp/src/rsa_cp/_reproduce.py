@@ -1,5 +1,6 @@
-"""``python -m rsa_cp reproduce [--quick]``: RSA-CP against split CP, randomised split CP, SPI
-and reference-only calibration on score pools, and on scikit-learn's diabetes data.
+"""``python -m rsa_cp reproduce [--quick] [--set key=value]``: RSA-CP against split CP,
+randomised split CP, SPI and reference-only calibration on score pools, and on scikit-learn's
+diabetes data.
 
 Coverage of a calibrated threshold ``t`` is measured exactly, as ``F(t)`` with ``F`` the true
 cdf of the real scores, and averaged over repetitions (an unbiased estimate of the marginal
@@ -26,24 +27,29 @@ from icml26_shared.experiment import (
     require_matplotlib,
     save_figure,
 )
-from icml26_shared.experiment import (
-    progress as progress_bar,
-)
+from icml26_shared.experiment import progress as track
 from icml26_shared.metrics import binomial_tolerance, set_size
 
 from ._bounds import coverage_bounds
 from ._data import load_diabetes, regression_scores
 from ._rsa import reference_threshold, rsa_threshold, split_threshold
 
-__all__ = ["EXPERIMENT", "SimResult", "matched_randomized_width", "reproduce", "simulate"]
+__all__ = [
+    "EXPERIMENT",
+    "FULL",
+    "QUICK",
+    "Config",
+    "SimResult",
+    "matched_randomized_width",
+    "reproduce",
+    "simulate",
+]
 
 BETAS = (0.05, 0.1, 0.2, 0.4)
 M_GRID = (20, 30, 40, 80, 160)
 ALPHA = 0.05
 N_REF = 1000
 SLACK_BETAS = (*BETAS, 0.6, 0.8)
-QUICK_REPS, FULL_REPS = 300, 2000  # repetitions per setting
-QUICK_DIABETES, FULL_DIABETES = 100, 500  # random splits of the diabetes data
 REFERENCES = {
     "same": {},
     "shock": {"shock_prob": 0.2},
@@ -51,6 +57,32 @@ REFERENCES = {
     "shrunk": {"scale": 0.5},
 }
 CDFS = {"lognormal": stats.lognorm(1.0).cdf, "gamma": stats.gamma(2.0).cdf}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Monte Carlo sizes of the experiment (``--set key=value`` overrides any of them).
+
+    Attributes:
+        n_rep: repetitions (calibration and reference draws) per simulated setting.
+        diabetes_splits: random splits of the diabetes regression experiment.
+        digits_splits: random splits of the digits classification experiment.
+    """
+
+    n_rep: int = 2000
+    diabetes_splits: int = 500
+    digits_splits: int = 500
+
+    def __post_init__(self) -> None:
+        for name in ("n_rep", "diabetes_splits", "digits_splits"):
+            if getattr(self, name) < 2:
+                raise ValueError(
+                    f"{name} must be >= 2 (a standard error), got {getattr(self, name)}"
+                )
+
+
+QUICK = Config(n_rep=300, diabetes_splits=100, digits_splits=100)
+FULL = Config()
 
 
 @dataclass
@@ -97,7 +129,7 @@ def simulate(
     thr = {k: np.empty(n_rep) for k in names}
     cert = {k: np.full(n_rep, np.nan) for k in names}
     cal_sorted = np.empty((n_rep, m))
-    for i in progress_bar(range(n_rep), enabled=progress, desc=f"{law} {reference} m={m}"):
+    for i in track(range(n_rep), enabled=progress, desc=f"{law} {reference} m={m}"):
         s = regression_scores(law, m, seed=rng)
         r = regression_scores(law, n_ref, seed=rng, **REFERENCES[reference])
         cal_sorted[i] = np.sort(s)
@@ -162,9 +194,18 @@ def _ratio(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return float(np.mean(a) / np.mean(b)) if np.all(np.isfinite(b)) else float("nan")
 
 
-def _same_law_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> list[ResultTable]:
+#: rows of the baselines: (row id, display label, method key of :class:`SimResult`)
+BASELINES = [
+    ("spi", "SPI beta=0.4", "spi"),
+    ("split", "split CP", "split"),
+    ("randomized-split", "randomised split CP", "randomized split"),
+    ("reference", "reference only", "reference only"),
+]
+
+
+def _same_law_table(sims: dict, n_rep: int, result: ExperimentResult) -> list[ResultTable]:
     tables = []
-    cov_ok, big_gain, no_loss = [], [], []
+    cov_margin, big_gain, no_loss = [], [], []
     for (law, m), sim in sims.items():
         ub = {b: coverage_bounds(m, N_REF, ALPHA, b) for b in BETAS}
         t = ResultTable(
@@ -188,42 +229,57 @@ def _same_law_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> list[Res
             wm = matched_randomized_width(sim, c_mean)
             ratio = _ratio(sim.width(key), wm)
             t.add_row(
-                f"RSA-CP beta={b}",
-                coverage=_est(cov),
-                width=_est(sim.width(key)),
-                **{
+                f"rsa-{b}",
+                {
+                    "coverage": _est(cov),
+                    "width": _est(sim.width(key)),
                     "certified E[L]/(m+1)": float(np.mean(sim.certified[key])),
                     "proven lower bound": ub[b].lower,
                     "width / matched rand. split": ratio,
                 },
+                label=f"RSA-CP beta={b}",
             )
             tol = binomial_tolerance(ub[b].lower, n_rep)
-            cov_ok.append(c_mean >= ub[b].lower - tol)
+            cov_margin.append(c_mean - (ub[b].lower - tol))
             if law == "lognormal" and m == 20:
-                big_gain.append(ratio <= 0.90)
+                big_gain.append(ratio)
             else:
-                no_loss.append(ratio <= 1.0)
-        for name, key in [
-            ("SPI beta=0.4", "spi"),
-            ("split CP", "split"),
-            ("randomised split CP", "randomized split"),
-            ("reference only", "reference only"),
-        ]:
-            t.add_row(name, coverage=_est(sim.coverages[key]), width=_est(sim.width(key)))
+                no_loss.append(ratio)
+        for row, label, key in BASELINES:
+            t.add_row(
+                row,
+                {"coverage": _est(sim.coverages[key]), "width": _est(sim.width(key))},
+                label=label,
+            )
         tables.append(t)
-    checks[f"3: coverage >= proven lower bound - MC tolerance (all {len(cov_ok)} settings)"] = all(
-        cov_ok
+    # value: the smallest margin of a setting's coverage over its bound less the tolerance
+    result.check(
+        "cov-bound",
+        np.min(cov_margin),
+        ">=",
+        0.0,
+        f"3: coverage >= proven lower bound - MC tolerance (all {len(cov_margin)} settings)",
     )
-    checks["3: RSA width >= 10% below matched randomised split (lognormal, m=20, every beta)"] = (
-        all(big_gain)
+    gain_bar = 0.90
+    result.check(
+        "gain-lognormal-m20",
+        np.max(big_gain),
+        "<=",
+        gain_bar,
+        f"3: RSA width >= {1 - gain_bar:.0%} below matched randomised split "
+        "(lognormal, m=20, every beta)",
     )
-    checks[
-        "3: RSA width <= matched randomised split (gamma m=20, 40; lognormal m=40; every beta)"
-    ] = all(no_loss)
+    result.check(
+        "no-loss",
+        np.max(no_loss),
+        "<=",
+        1.0,
+        "3: RSA width <= matched randomised split (gamma m=20, 40; lognormal m=40; every beta)",
+    )
     return tables
 
 
-def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> ResultTable:
+def _misaligned_table(sims: dict, n_rep: int, result: ExperimentResult) -> ResultTable:
     t = ResultTable(
         f"Misaligned references (lognormal real scores, N = {N_REF}, alpha = {ALPHA}, "
         f"{n_rep} repetitions): measured slack vs beta",
@@ -242,7 +298,7 @@ def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> Result
         "shrunk (beyond the spec): reference x0.5, where reference-only calibration under-covers. "
         "beta = 0.6, 0.8 are beyond the spec's grid, to show where the window starts to bind.",
     )
-    floor_ok, vs_ref = [], []
+    floor, vs_ref = [], []
     for (ref, m), sim in sims.items():
         ref_cov = float(np.mean(sim.coverages["reference only"]))
         ref_width = float(np.mean(sim.width("reference only")))
@@ -252,9 +308,9 @@ def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> Result
             c = float(np.mean(cov))
             bound = coverage_bounds(m, N_REF, ALPHA, b)
             t.add_row(
-                f"{ref} m={m} beta={b}",
-                coverage=_est(cov),
-                **{
+                f"{ref}-m{m}-b{b}",
+                {
+                    "coverage": _est(cov),
                     "measured slack": 1 - ALPHA - c,
                     "proven slack": bound.slack,
                     "width": _est(sim.width(key)),
@@ -263,27 +319,38 @@ def _misaligned_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> Result
                     "reference-only coverage": ref_cov,
                     "SPI coverage": float(np.mean(sim.coverages["spi"])),
                 },
+                label=f"{ref} m={m} beta={b}",
             )
             if ref in ("shock", "scaled") and b in BETAS:  # the spec's settings
-                floor_ok.append(c >= 1 - ALPHA - 0.03)
-                vs_ref.append(bool(np.mean(sim.width(key)) <= ref_width))
-    checks[f"4: coverage >= 1 - alpha - 0.03 (shock, scaled x m=20, 40 x {len(BETAS)} betas)"] = (
-        all(floor_ok)
+                floor.append(c)
+                vs_ref.append(float(np.mean(sim.width(key))) - ref_width)
+    slack = 0.03
+    result.check(
+        "misaligned-cov",
+        np.min(floor),
+        ">=",
+        1 - ALPHA - slack,
+        f"4: coverage >= 1 - alpha - {slack} (shock, scaled x m=20, 40 x {len(BETAS)} betas)",
     )
-    # Spec item 4, second clause as restated (issue 25): the earlier "coverage >= reference-only
-    # coverage - 0.01" rewarded width (reference-only over-covers at ~0.99 with 2-3x wider
-    # intervals); the clause is now "mean width <= reference-only's", in the same settings.
-    checks["4: mean width <= reference-only mean width (same settings)"] = all(vs_ref)
+    # spec item 4, second clause: mean width at most reference-only calibration's (value: the
+    # largest excess of a setting's mean width over reference-only's)
+    result.check(
+        "misaligned-width",
+        np.max(vs_ref),
+        "<=",
+        0.0,
+        "4: mean width <= reference-only mean width (same settings)",
+    )
     return t
 
 
 def _vs_m_tables(sims: dict, n_rep: int) -> list[ResultTable]:
     methods = [
-        ("RSA-CP beta=0.4", "rsa b=0.4"),
-        ("SPI beta=0.4", "spi"),
-        ("split CP", "split"),
-        ("randomised split CP", "randomized split"),
-        ("RSA-CP marginal", "rsa marginal"),
+        ("rsa-0.4", "RSA-CP beta=0.4", "rsa b=0.4"),
+        ("spi", "SPI beta=0.4", "spi"),
+        ("split", "split CP", "split"),
+        ("randomized-split", "randomised split CP", "randomized split"),
+        ("rsa-marginal", "RSA-CP marginal", "rsa marginal"),
     ]
     tables = []
     for ref in ("same", "shock"):
@@ -292,42 +359,68 @@ def _vs_m_tables(sims: dict, n_rep: int) -> list[ResultTable]:
             f"Coverage and width vs m (lognormal, {ref} reference, N = {N_REF}, alpha = {ALPHA}, {n_rep} reps)",
             cols,
         )
-        for name, key in methods:
+        for row, label, key in methods:
             cells = {}
             for m in M_GRID:
                 sim = sims[(ref, m)]
                 cells[f"cov m={m}"] = _est(sim.coverages[key])
                 cells[f"width m={m}"] = _est(sim.width(key))
-            t.add_row(name, **cells)
+            t.add_row(row, cells, label=label)
         tables.append(t)
     return tables
 
 
-def _marginal_table(sims: dict, n_rep: int, checks: dict[str, bool]) -> ResultTable:
+def _marginal_table(sims: dict, n_rep: int, result: ExperimentResult) -> ResultTable:
     t = ResultTable(
         f"guarantee='marginal' vs split CP (lognormal, same-law reference, alpha = {ALPHA}, {n_rep} reps)",
         ["coverage", "certified", "width", "split CP width", "width / split"],
         note="A certificate L/(m+1) >= 1 - alpha forces t >= the split-CP threshold, so the "
         "marginal mode can at best tie split CP (see rsa_cp._bounds).",
     )
-    ok = []
+    covs = []
     for m in M_GRID:
         sim = sims[("same", m)]
         cov = sim.coverages["rsa marginal"]
         t.add_row(
             f"m={m}",
-            coverage=_est(cov),
-            certified=float(np.min(sim.certified["rsa marginal"])),
-            width=_est(sim.width("rsa marginal")),
-            **{
+            {
+                "coverage": _est(cov),
+                "certified": float(np.min(sim.certified["rsa marginal"])),
+                "width": _est(sim.width("rsa marginal")),
                 "split CP width": _est(sim.width("split")),
                 "width / split": _ratio(sim.width("rsa marginal"), sim.width("split")),
             },
         )
-        tol = binomial_tolerance(1 - ALPHA, n_rep)
-        ok.append(float(np.mean(cov)) >= 1 - ALPHA - tol)
-    checks[f"marginal mode: coverage >= 1 - alpha - MC tolerance (m in {M_GRID})"] = all(ok)
+        covs.append(float(np.mean(cov)))
+    result.check(
+        "marginal-cov",
+        np.min(covs),
+        ">=",
+        1 - ALPHA - binomial_tolerance(1 - ALPHA, n_rep),
+        f"marginal mode: coverage >= 1 - alpha - MC tolerance (m in {M_GRID})",
+    )
     return t
+
+
+#: the methods of the real-data tables, by row id, with their display labels
+REAL_METHODS = {
+    "rsa": "RSA-CP beta=0.4",
+    "spi": "SPI beta=0.4",
+    "split": "split CP",
+    "reference": "reference only",
+}
+
+
+def _real_thresholds(
+    s: NDArray[np.float64], ref: NDArray[np.float64], alpha: float
+) -> dict[str, float]:
+    """The thresholds of :data:`REAL_METHODS` from calibration scores ``s`` and reference ``ref``."""
+    return {
+        "rsa": rsa_threshold(s, ref, alpha, 0.4).threshold,
+        "spi": rsa_threshold(s, ref, alpha, 0.4, align=False).threshold,
+        "split": split_threshold(s, alpha),
+        "reference": reference_threshold(ref, alpha),
+    }
 
 
 def diabetes_experiment(
@@ -340,23 +433,16 @@ def diabetes_experiment(
 
     X, y = load_diabetes()
     rng = np.random.default_rng(seed)
-    names = ["RSA-CP beta=0.4", "SPI beta=0.4", "split CP", "reference only"]
-    cov = {k: np.empty(n_rep) for k in names}
-    wid = {k: np.empty(n_rep) for k in names}
-    for i in progress_bar(range(n_rep), enabled=progress, desc="diabetes"):
+    cov = {k: np.empty(n_rep) for k in REAL_METHODS}
+    wid = {k: np.empty(n_rep) for k in REAL_METHODS}
+    for i in track(range(n_rep), enabled=progress, desc="diabetes"):
         perm = rng.permutation(y.size)
         tr, cal, te = perm[:200], perm[200 : 200 + m], perm[200 + m :]
         model = Ridge(alpha=0.1).fit(X[tr], y[tr])
         ref = np.abs(y[tr] - cross_val_predict(Ridge(alpha=0.1), X[tr], y[tr], cv=5))
         s = np.abs(y[cal] - model.predict(X[cal]))
         s_te = np.abs(y[te] - model.predict(X[te]))
-        thr = {
-            "RSA-CP beta=0.4": rsa_threshold(s, ref, alpha, 0.4).threshold,
-            "SPI beta=0.4": rsa_threshold(s, ref, alpha, 0.4, align=False).threshold,
-            "split CP": split_threshold(s, alpha),
-            "reference only": reference_threshold(ref, alpha),
-        }
-        for k, v in thr.items():
+        for k, v in _real_thresholds(s, ref, alpha).items():
             cov[k][i] = np.mean(s_te <= v)
             wid[k][i] = 2 * v
     t = ResultTable(
@@ -365,13 +451,9 @@ def diabetes_experiment(
         ["coverage", "width", "proven lower bound"],
     )
     bound = coverage_bounds(m, 200, alpha, 0.4).lower
-    for k in names:
-        t.add_row(
-            k,
-            coverage=_est(cov[k]),
-            width=_est(wid[k]),
-            **({"proven lower bound": bound} if k.startswith("RSA") else {}),
-        )
+    for k, label in REAL_METHODS.items():
+        extra = {"proven lower bound": bound} if k == "rsa" else {}
+        t.add_row(k, {"coverage": _est(cov[k]), "width": _est(wid[k]), **extra}, label=label)
     return t
 
 
@@ -399,22 +481,15 @@ def digits_experiment(
     ref_all = 1 - model.predict_proba(X_sim)[np.arange(sim_idx.size), y[sim_idx]]
     pool_scores = 1 - model.predict_proba(X[pool])  # (n_pool, 10)
     pool_true = pool_scores[np.arange(pool.size), y[pool]]
-    names = ["RSA-CP beta=0.4", "SPI beta=0.4", "split CP", "reference only"]
-    cov = {k: np.empty(n_rep) for k in names}
-    size = {k: np.empty(n_rep) for k in names}
-    empty = {k: np.empty(n_rep) for k in names}
-    for i in progress_bar(range(n_rep), enabled=progress, desc="digits"):
+    cov = {k: np.empty(n_rep) for k in REAL_METHODS}
+    size = {k: np.empty(n_rep) for k in REAL_METHODS}
+    empty = {k: np.empty(n_rep) for k in REAL_METHODS}
+    for i in track(range(n_rep), enabled=progress, desc="digits"):
         order = rng.permutation(pool.size)
         cal, te = order[:m], order[m:]
         ref = rng.choice(ref_all, n_ref, replace=False)
         s = pool_true[cal]
-        thr = {
-            "RSA-CP beta=0.4": rsa_threshold(s, ref, alpha, 0.4).threshold,
-            "SPI beta=0.4": rsa_threshold(s, ref, alpha, 0.4, align=False).threshold,
-            "split CP": split_threshold(s, alpha),
-            "reference only": reference_threshold(ref, alpha),
-        }
-        for k, t in thr.items():
+        for k, t in _real_thresholds(s, ref, alpha).items():
             sets = pool_scores[te] <= t
             cov[k][i] = np.mean(pool_true[te] <= t)
             ss = set_size(sets)
@@ -425,14 +500,10 @@ def digits_experiment(
         ["coverage", "mean set size", "empty-set rate", "proven lower bound"],
     )
     bound = coverage_bounds(m, n_ref, alpha, 0.4).lower
-    for k in names:
-        extra = {"proven lower bound": bound} if k.startswith("RSA") else {}
-        t.add_row(
-            k,
-            coverage=_est(cov[k]),
-            **{"mean set size": _est(size[k]), "empty-set rate": _est(empty[k])},
-            **extra,
-        )
+    for k, label in REAL_METHODS.items():
+        extra = {"proven lower bound": bound} if k == "rsa" else {}
+        cells = {"coverage": _est(cov[k]), "mean set size": _est(size[k])}
+        t.add_row(k, {**cells, "empty-set rate": _est(empty[k]), **extra}, label=label)
     return t
 
 
@@ -470,9 +541,10 @@ def _plot(sims_m: dict, out_dir: Path) -> Path:
     return path
 
 
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    """Run the acceptance experiments of the rsa-cp spec (items 3, 4, 6 and the m sweep)."""
-    n_rep = QUICK_REPS if quick else FULL_REPS
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run the acceptance experiments of the rsa-cp spec (items 3, 4, 6 and the m sweep) at the
+    sizes of ``config``."""
+    n_rep = config.n_rep
     result = ExperimentResult(
         "rsa-cp", "RSA-CP vs split CP, randomised split CP, SPI and reference-only calibration"
     )
@@ -482,7 +554,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
         for law in ("lognormal", "gamma")
         for m in (20, 40)
     }
-    result.tables += _same_law_table(same, n_rep, checks)
+    result.tables += _same_law_table(same, n_rep, result)
     sweep = {}
     for ref in ("same", "shock"):
         for m in M_GRID:
@@ -496,20 +568,16 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     for ref in ("scaled", "shrunk"):
         for m in (20, 40):
             mis[(ref, m)] = simulate("lognormal", ref, m, n_rep=n_rep, progress=progress)
-    result.tables.append(_misaligned_table(mis, n_rep, checks))
+    result.tables.append(_misaligned_table(mis, n_rep, result))
     result.tables += _vs_m_tables(sweep, n_rep)
-    result.tables.append(_marginal_table(sweep, n_rep, checks))
-    result.tables.append(
-        diabetes_experiment(QUICK_DIABETES if quick else FULL_DIABETES, progress=progress)
-    )
-    result.tables.append(
-        digits_experiment(QUICK_DIABETES if quick else FULL_DIABETES, progress=progress)
-    )
+    result.tables.append(_marginal_table(sweep, n_rep, result))
+    result.tables.append(diabetes_experiment(config.diabetes_splits, progress=progress))
+    result.tables.append(digits_experiment(config.digits_splits, progress=progress))
     # acceptance 6: too few calibration points for the level -> infinite, never clipped
     rng = np.random.default_rng(1)
     s, r = rng.lognormal(size=9), rng.lognormal(size=1000)
-    checks["6: split CP infinite when ceil((1-alpha)(m+1)) > m"] = np.isposinf(
-        split_threshold(s, 0.05)
+    checks["6: split CP infinite when ceil((1-alpha)(m+1)) > m"] = bool(
+        np.isposinf(split_threshold(s, 0.05))
     )
     checks["6: RSA marginal infinite when ceil((1-alpha)(m+1)) > m"] = rsa_threshold(
         s, r, 0.05, guarantee="marginal"
@@ -541,4 +609,6 @@ EXPERIMENT = Experiment(
     "rsa-cp",
     "RSA-CP vs split CP, randomised split CP, SPI and reference-only calibration (m = 20..160)",
     reproduce,
+    QUICK,
+    FULL,
 )
