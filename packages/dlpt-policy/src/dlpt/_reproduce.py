@@ -1,4 +1,4 @@
-"""``python -m dlpt reproduce [--quick]``: the headline experiments of dlpt.
+"""``python -m dlpt reproduce [--quick] [--set key=value]``: the headline experiments of dlpt.
 
 1. Evaluation: V̂ ± SE and 95% CI coverage for π ≡ 1.1 (untested) and π = t*(x) over
    replications, against the plug-in value (no correction), no cross-fitting and oracle θ.
@@ -12,7 +12,8 @@
 6. doubleml APOS against V̂(π ≡ t_k) (when installed).
 7. The unit identities (Λ by hand, ψ by hand, basis invariance, K < q + 1 raises).
 
-Every acceptance item of the spec is a named check in ``result.checks``.
+Every acceptance item of the spec is a named check in ``result.checks`` (numeric ones with their
+value and bound, through ``result.check``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from icml26_shared.experiment import (
     require_matplotlib,
     save_figure,
 )
-from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import progress as track
 
 from . import _peers
 from ._baselines import DRBestArmPolicy, best_single_arm, plug_in_policy, plug_in_value
@@ -45,21 +46,88 @@ FOUR_ARMS = (0.6, 0.87, 1.13, 1.4)
 
 
 @dataclass(frozen=True)
-class Sizes:
-    eval_n: int
-    eval_reps: int
-    learn_n: int
-    learn_seeds: int
-    regret_ns: tuple[int, ...]
-    regret_seeds: int
-    misspec_n: int
-    misspec_seeds: int
-    folds: int
-    n_mc: int
+class Config:
+    """Sizes of the experiment and which bars its checks use (``--set key=value`` overrides any).
+
+    Attributes:
+        eval_n: trial size of the evaluation replications (also of items 4 and 6).
+        eval_reps: evaluation replications.
+        learn_n: trial size of the policy-learning runs.
+        learn_seeds: policy-learning seeds.
+        regret_ns: trial sizes of the regret-vs-n curve (at least two).
+        regret_seeds: seeds per trial size of the regret curve.
+        misspec_n: trial size of the misspecification runs.
+        misspec_seeds: misspecification seeds.
+        folds: cross-fitting folds of the learning runs.
+        n_mc: Monte Carlo draws of x behind each true value.
+        spec_bars: the spec's acceptance bars (≥ 90% of replications within 2 SE, CI coverage in
+            [0.85, 1], ≥ 75% of the gap, regret slope ≤ −0.35, CV picks q = 3 in ≥ 4 seeds),
+            which need several replications and seeds; False: the sanity bars of a one-seed run
+            (one replication within 3 SE, more of the gap than the oracle best arm, a falling
+            regret, q = 3 in ≥ 1 seed).
+    """
+
+    eval_n: int = 20_000
+    eval_reps: int = 30
+    learn_n: int = 20_000
+    learn_seeds: int = 5
+    regret_ns: tuple[int, ...] = (2_000, 8_000, 32_000)
+    regret_seeds: int = 5
+    misspec_n: int = 20_000
+    misspec_seeds: int = 5
+    folds: int = 5
+    n_mc: int = 1_000_000
+    spec_bars: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("eval_reps", "learn_seeds", "regret_seeds", "misspec_seeds", "n_mc"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.folds < 1:
+            raise ValueError(f"folds must be >= 1, got {self.folds}")
+        if len(set(self.regret_ns)) < 2:
+            raise ValueError(f"regret_ns needs two different sizes (a slope), got {self.regret_ns}")
+        for name in ("eval_n", "learn_n", "misspec_n"):
+            if getattr(self, name) < 100:
+                raise ValueError(f"{name} must be >= 100, got {getattr(self, name)}")
+        if min(self.regret_ns) < 100:
+            raise ValueError(f"regret_ns must be >= 100 each, got {self.regret_ns}")
 
 
-FULL = Sizes(20_000, 30, 20_000, 5, (2_000, 8_000, 32_000), 5, 20_000, 5, 5, 1_000_000)
-QUICK = Sizes(5_000, 1, 5_000, 1, (1_250, 2_500, 5_000), 1, 20_000, 1, 2, 200_000)
+FULL = Config()
+QUICK = Config(
+    eval_n=5_000,
+    eval_reps=1,
+    learn_n=5_000,
+    learn_seeds=1,
+    regret_ns=(1_250, 2_500, 5_000),
+    regret_seeds=1,
+    misspec_n=20_000,
+    misspec_seeds=1,
+    folds=2,
+    n_mc=200_000,
+    spec_bars=False,
+)
+
+#: the value estimators of the evaluation table: row id prefix -> display name
+ESTIMATORS = {
+    "dlpt": "DLPT",
+    "plugin": "plug-in value (no correction)",
+    "no-crossfit": "no cross-fitting",
+    "oracle-theta": "oracle θ",
+}
+#: the evaluated policies: id -> display name
+EVAL_POLICIES = {"1.1": "π ≡ 1.1", "tstar": "π = t*"}
+#: the learned and oracle policies of the learning table: row id -> display label
+LEARNED = {
+    "dlpt": "DLPT (learned, honest split)",
+    "plugin-dnn": "plug-in DNN argmax",
+    "best-arm": "best single arm",
+    "dr-best-arm": "DR best arm (in-package)",
+    "econml-forest": "econml DRPolicyForest",
+    "oracle-best-arm": "oracle best arm",
+    "oracle-tstar": "oracle t*",
+}
 
 
 def _fit(data: RCTData, rows: np.ndarray | None = None, **kw) -> DLPT:
@@ -82,24 +150,23 @@ def oracle_theta(data: RCTData, model: DLPT) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ 1. evaluation
-def _evaluation(sz: Sizes, show: bool) -> tuple[ResultTable, dict[str, float]]:
-    keys = ["DLPT", "plug-in value (no correction)", "no cross-fitting", "oracle θ"]
+def _evaluation(sz: Config, show: bool | None) -> tuple[ResultTable, dict[str, float]]:
     rec: dict[tuple[str, str], dict[str, list[float]]] = {}
-    for rep in progress_bar(range(sz.eval_reps), enabled=show, desc="evaluation replications"):
+    for rep in track(range(sz.eval_reps), enabled=show, desc="evaluation replications"):
         data = simulate_rct(sz.eval_n, seed=1000 + rep)
         model = _fit(data)
         nocf = _fit(data, folds=1)
         oracle = model._with_theta(oracle_theta(data, model))
-        for pname, pol in (("π ≡ 1.1", 1.1), ("π = t*", data.t_star)):
+        for pid, pol in (("1.1", 1.1), ("tstar", data.t_star)):
             truth = data.true_value(pol, sz.n_mc)
             ests = {
-                keys[0]: model.value(pol),
-                keys[1]: plug_in_value(model, pol),
-                keys[2]: nocf.value(pol),
-                keys[3]: oracle.value(pol),
+                "dlpt": model.value(pol),
+                "plugin": plug_in_value(model, pol),
+                "no-crossfit": nocf.value(pol),
+                "oracle-theta": oracle.value(pol),
             }
             for key, est in ests.items():
-                r = rec.setdefault((key, pname), {"err": [], "se": [], "cov": [], "in2": []})
+                r = rec.setdefault((key, pid), {"err": [], "se": [], "cov": [], "in2": []})
                 r["err"].append(est.v - truth)
                 r["se"].append(est.se)
                 r["cov"].append(float(est.ci[0] <= truth <= est.ci[1]))
@@ -111,19 +178,20 @@ def _evaluation(sz: Sizes, show: bool) -> tuple[ResultTable, dict[str, float]]:
         f"{sz.n_mc:,} draws of x. Plug-in and no-cross-fitting SEs ignore the error of θ̂.",
     )
     figures: dict[str, float] = {}
-    for (key, pname), r in rec.items():
+    for (key, pid), r in rec.items():
         table.add_row(
-            f"{key}, {pname}",
-            **{
+            f"{key}-{pid}",
+            {
                 "V̂ − V": r["err"],
                 "SE": float(np.mean(r["se"])),
                 "95% CI coverage": float(np.mean(r["cov"])),
                 "|V̂ − V| ≤ 2 SE": float(np.mean(r["in2"])),
             },
+            label=f"{ESTIMATORS[key]}, {EVAL_POLICIES[pid]}",
         )
-        figures[f"{key}|{pname}|cov"] = float(np.mean(r["cov"]))
-        figures[f"{key}|{pname}|in2"] = float(np.mean(r["in2"]))
-        figures[f"{key}|{pname}|z"] = float(np.max(np.abs(np.array(r["err"]) / r["se"])))
+        figures[f"{key}|{pid}|cov"] = float(np.mean(r["cov"]))
+        figures[f"{key}|{pid}|in2"] = float(np.mean(r["in2"]))
+        figures[f"{key}|{pid}|z"] = float(np.max(np.abs(np.array(r["err"]) / r["se"])))
     return table, figures
 
 
@@ -136,19 +204,19 @@ def _learn_once(data: RCTData, folds: int, seed: int, n_mc: int, peers: bool) ->
     learner = _fit(data, A, folds=folds, seed=seed)
     evaluator = _fit(data, B, folds=folds, seed=seed + 100)
     pols = {
-        "DLPT (learned, honest split)": learner.learn_policy(split="none", seed=seed),
-        "plug-in DNN argmax": plug_in_policy(learner),
-        "best single arm": best_single_arm(learner),
-        "DR best arm (in-package)": DRBestArmPolicy(seed=seed).fit(
+        "dlpt": learner.learn_policy(split="none", seed=seed),
+        "plugin-dnn": plug_in_policy(learner),
+        "best-arm": best_single_arm(learner),
+        "dr-best-arm": DRBestArmPolicy(seed=seed).fit(
             data.X[A], data.t[A], data.y[A], data.arms, data.probs
         ),
     }
     if peers:
-        pols["econml DRPolicyForest"] = _peers.dr_policy_forest(
+        pols["econml-forest"] = _peers.dr_policy_forest(
             data.X[A], data.t[A], data.y[A], data.arms, seed
         )
-    pols["oracle best arm"] = data.best_arm
-    pols["oracle t*"] = data.t_star
+    pols["oracle-best-arm"] = data.best_arm
+    pols["oracle-tstar"] = data.t_star
     v_star = data.true_value(data.t_star, n_mc)
     v_arm = max(data.true_value(float(a), n_mc) for a in data.arms)
     out = {}
@@ -163,13 +231,13 @@ def _learn_once(data: RCTData, folds: int, seed: int, n_mc: int, peers: bool) ->
             "regret": v_star - truth,
             "share": (truth - v_arm) / (v_star - v_arm),
         }
-    out["_policy"] = pols["DLPT (learned, honest split)"]
+    out["_policy"] = pols["dlpt"]
     return out
 
 
-def _learning(sz: Sizes, show: bool, peers: bool) -> tuple[ResultTable, dict, list[dict]]:
+def _learning(sz: Config, show: bool | None, peers: bool) -> tuple[ResultTable, dict, list[dict]]:
     runs = []
-    for s in progress_bar(range(sz.learn_seeds), enabled=show, desc="policy learning seeds"):
+    for s in track(range(sz.learn_seeds), enabled=show, desc="policy learning seeds"):
         data = simulate_rct(sz.learn_n, seed=2000 + s)
         runs.append(_learn_once(data, sz.folds, s, sz.n_mc, peers))
     cols = ["true V", "V̂ ± SE", "CI coverage", "regret", "share of gap"]
@@ -189,33 +257,33 @@ def _learning(sz: Sizes, show: bool, peers: bool) -> tuple[ResultTable, dict, li
         )
         table.add_row(
             name,
-            **{
+            {
                 "true V": [r["true"] for r in rs],
                 "V̂ ± SE": est,
                 "CI coverage": float(np.mean([r["cov"] for r in rs])),
                 "regret": [r["regret"] for r in rs],
                 "share of gap": [r["share"] for r in rs],
             },
+            label=LEARNED[name],
         )
         summary[name] = rs
     return table, summary, runs
 
 
-def _regret_vs_n(sz: Sizes, show: bool) -> tuple[dict[str, dict[int, list[float]]], dict]:
-    curves: dict[str, dict[int, list[float]]] = {
-        "DLPT": {},
-        "plug-in DNN": {},
-        "DR best arm (discrete)": {},
-    }
+#: the curves of the regret-vs-n figure: the learned policy's id -> legend label
+CURVES = {"dlpt": "DLPT", "plugin-dnn": "plug-in DNN", "dr-best-arm": "DR best arm (discrete)"}
+
+
+def _regret_vs_n(sz: Config, show: bool | None) -> tuple[dict[str, dict[int, list[float]]], dict]:
+    """Regret by trial size of the :data:`CURVES` policies (keyed by id) and their log–log
+    slopes."""
+    curves: dict[str, dict[int, list[float]]] = {row: {} for row in CURVES}
     jobs = [(n, s) for n in sz.regret_ns for s in range(sz.regret_seeds)]
-    for n, s in progress_bar(jobs, enabled=show, desc="regret vs n"):
+    for n, s in track(jobs, enabled=show, desc="regret vs n"):
         data = simulate_rct(n, seed=3000 + 17 * s + n)
         r = _learn_once(data, sz.folds, s, sz.n_mc, peers=False)
-        curves["DLPT"].setdefault(n, []).append(r["DLPT (learned, honest split)"]["regret"])
-        curves["plug-in DNN"].setdefault(n, []).append(r["plug-in DNN argmax"]["regret"])
-        curves["DR best arm (discrete)"].setdefault(n, []).append(
-            r["DR best arm (in-package)"]["regret"]
-        )
+        for row in CURVES:
+            curves[row].setdefault(n, []).append(r[row]["regret"])
     slopes = {}
     for name, c in curves.items():
         ns = np.array(sorted(c), dtype=float)
@@ -241,9 +309,9 @@ def _orthogonality(n: int) -> tuple[float, dict[str, float]]:
 
 
 # ------------------------------------------------------------------ 5. misspecification
-def _misspecification(sz: Sizes, show: bool) -> tuple[ResultTable, dict]:
+def _misspecification(sz: Config, show: bool | None) -> tuple[ResultTable, dict]:
     rows = []
-    for s in progress_bar(range(sz.misspec_seeds), enabled=show, desc="misspecification seeds"):
+    for s in track(range(sz.misspec_seeds), enabled=show, desc="misspecification seeds"):
         data = simulate_rct(sz.misspec_n, arms=FOUR_ARMS, truth="cubic", seed=4000 + s)
         truth = data.true_value(1.1, sz.n_mc)
         cv = _fit(data, degree="cv", folds=5, seed=s)
@@ -267,18 +335,20 @@ def _misspecification(sz: Sizes, show: bool) -> tuple[ResultTable, dict]:
     )
     for s, r in enumerate(rows):
         table.add_row(
-            f"seed {s}, CV",
-            **{
+            f"seed{s}-cv",
+            {
                 "q chosen": r["q"],
                 "CV MSE q=1": r["mse"][1],
                 "CV MSE q=2": r["mse"][2],
                 "CV MSE q=3": r["mse"][3],
                 "(V̂ − V)/SE, π ≡ 1.1": r["z_cv"],
             },
+            label=f"seed {s}, CV",
         )
         table.add_row(
-            f"seed {s}, q = 2 forced",
-            **{"q chosen": 2, "(V̂ − V)/SE, π ≡ 1.1": f"{r['z_q2']:.2f} (bias {r['bias_q2']:.3f})"},
+            f"seed{s}-q2",
+            {"q chosen": 2, "(V̂ − V)/SE, π ≡ 1.1": f"{r['z_q2']:.2f} (bias {r['bias_q2']:.3f})"},
+            label=f"seed {s}, q = 2 forced",
         )
     return table, {"rows": rows}
 
@@ -300,19 +370,21 @@ def _doubleml(n: int) -> tuple[ResultTable | None, float]:
         diff = abs(est.v - coef[k]) / est.se
         worst = max(worst, diff)
         table.add_row(
-            f"t = {a:g}",
-            **{
+            f"t={a:g}",
+            {
                 "DLPT V̂ ± SE": Estimate(est.v, est.se),
                 "doubleml APOS ± SE": Estimate(float(coef[k]), float(se[k])),
                 "|diff| / SE": diff,
                 "true V": data.true_value(float(a)),
             },
+            label=f"t = {a:g}",
         )
     return table, worst
 
 
 # ------------------------------------------------------------------ 7. unit identities
-def _unit_identities() -> dict[str, bool]:
+def _unit_identities(result: ExperimentResult) -> None:
+    """Item 7: Λ and ψ by hand, basis invariance of ψ, K < q + 1 raises."""
     arms, p = np.array([0.0, 1.0, 2.0]), np.array([0.5, 0.25, 0.25])
     lam = gram(make_basis(2, arms, "monomial"), arms, p)
     want = np.array([[1.0, 0.75, 1.25], [0.75, 1.25, 2.25], [1.25, 2.25, 4.25]])
@@ -337,27 +409,37 @@ def _unit_identities() -> dict[str, bool]:
         raises = False
     except ValueError:
         raises = True
-    return {
-        "Λ hand-computed 3-arm case": bool(np.allclose(lam, want, atol=1e-14)),
-        "ψ on the 4-unit example": bool(np.allclose(psi, [3.0, -1.0, 2.0, -1.0], atol=1e-12)),
-        "ψ Legendre = monomial (1e-10)": bool(np.max(np.abs(out[0] - out[1])) <= 1e-10),
-        "K < q + 1 raises": raises,
-    }
+    result.checks["7 Λ hand-computed 3-arm case"] = bool(np.allclose(lam, want, atol=1e-14))
+    result.checks["7 ψ on the 4-unit example"] = bool(
+        np.allclose(psi, [3.0, -1.0, 2.0, -1.0], atol=1e-12)
+    )
+    tol = 1e-10
+    result.check(
+        "psi-basis",
+        np.max(np.abs(out[0] - out[1])),
+        "<=",
+        tol,
+        f"7 ψ Legendre = monomial ({tol:.0e})",
+    )
+    result.checks["7 K < q + 1 raises"] = raises
 
 
 # ------------------------------------------------------------------ figures
-def _figures(plt, out_dir: Path, curves: dict, slopes: dict, policy, quick: bool) -> list[Path]:
+def _figures(
+    plt, out_dir: Path, curves: dict, slopes: dict, policy, regret_seeds: int
+) -> list[Path]:
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    for (name, c), style in zip(curves.items(), ("o-", "s--", "^:")):
+    for (row, c), style in zip(curves.items(), ("o-", "s--", "^:")):
         ns = sorted(c)
         m = [np.mean(c[n]) for n in ns]
         e = [np.std(c[n], ddof=1) / math.sqrt(len(c[n])) if len(c[n]) > 1 else 0 for n in ns]
-        ax.errorbar(ns, m, yerr=e, fmt=style, capsize=3, label=f"{name} (slope {slopes[name]:.2f})")
+        label = f"{CURVES[row]} (slope {slopes[row]:.2f})"
+        ax.errorbar(ns, m, yerr=e, fmt=style, capsize=3, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("trial size n")
     ax.set_ylabel("regret V(t*) − V(π̂)")
-    ax.set_title("regret vs n" + (" (quick: 1 seed)" if quick else ""))
+    ax.set_title("regret vs n" + (" (1 seed)" if regret_seeds == 1 else ""))
     ax.legend(fontsize=8)
     fig.tight_layout()
     p1 = save_figure(fig, out_dir / "regret_vs_n.png")
@@ -375,8 +457,9 @@ def _figures(plt, out_dir: Path, curves: dict, slopes: dict, policy, quick: bool
 
 
 # ------------------------------------------------------------------ driver
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    sz = QUICK if quick else FULL
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run items 1–7 of the module docstring at the sizes of ``config``."""
+    sz = config
     peers = _peers.econml_available()
     result = ExperimentResult("dlpt-policy", "continuous policies from discrete RCTs, debiased")
     gap = simulate_rct(10, seed=0).gap(sz.n_mc)
@@ -387,39 +470,81 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     )
     table, ev = _evaluation(sz, progress)
     result.tables.append(table)
-    for pname in ("π ≡ 1.1", "π = t*"):
-        cov, in2 = ev[f"DLPT|{pname}|cov"], ev[f"DLPT|{pname}|in2"]
-        if quick:
-            result.checks[f"1 (quick) {pname}: one replication within 3 SE"] = (
-                ev[f"DLPT|{pname}|z"] <= 3
+    for pid, pname in EVAL_POLICIES.items():
+        if config.spec_bars:
+            in2_bar, cov_bar = 0.9, 0.85
+            result.check(
+                f"eval-in2-{pid}",
+                ev[f"dlpt|{pid}|in2"],
+                ">=",
+                in2_bar,
+                f"1 {pname}: within 2 SE in ≥ {in2_bar:.0%} of replications",
+            )
+            # a coverage is a share of replications, so it cannot exceed 1
+            result.check(
+                f"eval-cov-{pid}",
+                ev[f"dlpt|{pid}|cov"],
+                ">=",
+                cov_bar,
+                f"1 {pname}: CI coverage in [{cov_bar}, 1]",
             )
         else:
-            result.checks[f"1 {pname}: within 2 SE in {in2:.0%} ≥ 90%"] = in2 >= 0.9
-            result.checks[f"1 {pname}: CI coverage {cov:.2f} in [0.85, 1]"] = 0.85 <= cov <= 1.0
+            result.check(
+                f"eval-z-{pid}",
+                ev[f"dlpt|{pid}|z"],
+                "<=",
+                3,
+                f"1 (quick) {pname}: one replication within 3 SE",
+            )
     ltable, summary, runs = _learning(sz, progress, peers)
     result.tables.append(ltable)
-    ours = summary["DLPT (learned, honest split)"]
+    ours = summary["dlpt"]
     share = float(np.mean([r["share"] for r in ours]))
-    base_name = "econml DRPolicyForest" if peers else "DR best arm (in-package)"
-    beats = all(
-        o["true"] > b["true"] for o, b in zip(ours, summary[base_name], strict=True)
-    ) and all(o["true"] > b["true"] for o, b in zip(ours, summary["DR best arm (in-package)"]))
-    if quick:
-        result.checks[
-            f"2 (quick, n = {sz.learn_n:,}) learned policy recovers {share:.0%} of the gap, "
-            "more than the oracle best arm's share"
-        ] = share > gap["oracle_best_arm_share"]
+    base = "econml-forest" if peers else "dr-best-arm"
+    if config.spec_bars:
+        share_bar = 0.75
+        result.check(
+            "share",
+            share,
+            ">=",
+            share_bar,
+            f"2 learned policy recovers ≥ {share_bar:.0%} of the gap",
+        )
     else:
-        result.checks[f"2 learned policy recovers {share:.0%} of the gap (≥ 75%)"] = share >= 0.75
-    result.checks[f"2 learned policy beats {base_name} and the DR best arm in every seed"] = beats
+        result.check(
+            "share",
+            share,
+            ">",
+            gap["oracle_best_arm_share"],
+            f"2 (quick, n = {sz.learn_n:,}) learned policy recovers more of the gap than the "
+            "oracle best arm's share",
+        )
+    margins = [o["true"] - b["true"] for o, b in zip(ours, summary[base], strict=True)]
+    margins += [o["true"] - b["true"] for o, b in zip(ours, summary["dr-best-arm"])]
+    result.check(
+        "beats",
+        np.min(margins),
+        ">",
+        0.0,
+        f"2 learned policy beats {LEARNED[base]} and the DR best arm in every seed",
+    )
     curves, slopes = _regret_vs_n(sz, progress)
-    slope = slopes["DLPT"]
-    if quick:
-        result.checks[f"3 (quick, 1 seed) regret falls with n: slope {slope:.2f} < 0"] = slope < 0
+    slope = slopes["dlpt"]
+    if config.spec_bars:
+        slope_bar = -0.35
+        result.check("slope", slope, "<=", slope_bar, f"3 regret log–log slope ≤ {slope_bar}")
     else:
-        result.checks[f"3 regret log–log slope {slope:.2f} ≤ −0.35"] = slope <= -0.35
+        seeds = f"{sz.regret_seeds} seed" + ("s" if sz.regret_seeds > 1 else "")
+        result.check("slope", slope, "<", 0.0, f"3 (quick, {seeds}) regret falls with n: slope < 0")
     ratio, ratios = _orthogonality(sz.eval_n)
-    result.checks[f"4 orthogonality: V̂ moves {ratio:.4f}× the plug-in move (≤ 0.1)"] = ratio <= 0.1
+    ortho_bar = 0.1
+    result.check(
+        "orthogonality",
+        ratio,
+        "<=",
+        ortho_bar,
+        f"4 orthogonality: V̂ moves ≤ {ortho_bar}× the plug-in move",
+    )
     result.notes.append(
         "orthogonality ratios |ΔV̂| / |Δ plug-in|: "
         + ", ".join(f"{k}: {v:.4f}" for k, v in ratios.items())
@@ -428,13 +553,17 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     result.tables.append(mtable)
     qs = [r["q"] for r in mis["rows"]]
     n3 = sum(q == 3 for q in qs)
-    need = 4 if not quick else 1
-    tag = "" if not quick else " (quick, 1 seed)"
-    result.checks[f"5{tag} CV selects q = 3 in {n3} of {len(qs)} seeds (≥ {need})"] = n3 >= need
-    n_in = sum(abs(r["z_cv"]) <= 3 for r in mis["rows"])
-    result.checks[
-        f"5{tag} V̂(π ≡ 1.1) with the CV degree within 3 SE in {n_in} of {len(qs)} seeds (all)"
-    ] = n_in == len(qs)
+    need = 4 if config.spec_bars else 1
+    seeds = f"{len(qs)} seed" + ("s" if len(qs) > 1 else "")
+    tag = "" if config.spec_bars else f" (quick, {seeds})"
+    result.check("cv-degree", n3, ">=", need, f"5{tag} CV selects q = 3 in ≥ {need} seeds")
+    result.check(
+        "misspec-z",
+        np.max(np.abs([r["z_cv"] for r in mis["rows"]])),
+        "<=",
+        3,
+        f"5{tag} V̂(π ≡ 1.1) with the CV degree within 3 SE in every seed",
+    )
     result.notes.append(
         "q = 2 forced on the cubic truth: (V̂ − V)/SE for π ≡ 1.1 = "
         + ", ".join(f"{r['z_q2']:.2f} (bias {r['bias_q2']:.3f})" for r in mis["rows"])
@@ -448,28 +577,28 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     dtable, worst = _doubleml(sz.eval_n)
     if dtable is not None:
         result.tables.append(dtable)
-        result.checks[f"6 V̂(π ≡ t_k) within {worst:.2f} SE of doubleml APOS (≤ 1)"] = worst <= 1
+        result.check("doubleml", worst, "<=", 1, "6 V̂(π ≡ t_k) within 1 SE of doubleml APOS")
     else:
         result.notes.append("doubleml is not installed: item 6 not measured")
-    for name, ok in _unit_identities().items():
-        result.checks[f"7 {name}"] = ok
+    _unit_identities(result)
     plt = require_matplotlib("plot", "dlpt-policy")
-    result.figures += _figures(plt, out_dir, curves, slopes, runs[0]["_policy"], quick)
+    result.figures += _figures(plt, out_dir, curves, slopes, runs[0]["_policy"], sz.regret_seeds)
     result.notes.append(
         "regret vs n (mean over seeds): "
         + "; ".join(
-            f"{name}: "
+            f"{CURVES[row]}: "
             + ", ".join(f"n={n}: {np.mean(v):.4f}" for n, v in sorted(c.items()))
-            + f" (slope {slopes[name]:.2f})"
-            for name, c in curves.items()
+            + f" (slope {slopes[row]:.2f})"
+            for row, c in curves.items()
         )
     )
     if not peers:
         result.notes.append("econml is not installed: DRPolicyForest row missing")
+    dr_share = np.mean([r["share"] for r in summary["dr-best-arm"]])
     result.headline = (
         f"learned DLPT policy recovers {share:.0%} of the V(t*) − best-arm gap "
-        f"(DR best arm per user: {np.mean([r['share'] for r in summary['DR best arm (in-package)']]):.0%}); "
-        f"V̂(t*) CI coverage {ev['DLPT|π = t*|cov']:.2f} over {sz.eval_reps} replication(s)"
+        f"(DR best arm per user: {dr_share:.0%}); "
+        f"V̂(t*) CI coverage {ev['dlpt|tstar|cov']:.2f} over {sz.eval_reps} replication(s)"
     )
     return result
 
@@ -478,4 +607,6 @@ EXPERIMENT = Experiment(
     "dlpt-policy",
     "debiased values and learned continuous policies from a 3-arm trial vs best-arm targeting",
     reproduce,
+    QUICK,
+    FULL,
 )
