@@ -28,6 +28,8 @@ from icml26_shared.experiment import progress as progress_bar
 from icml26_shared.state import StateFileError, reading
 
 from ._fmri import RunData
+from ._lmconfig import n_layers as _n_layers
+from ._lmconfig import n_positions as _n_positions
 from ._perword import per_word_design
 from ._ridge import LAMBDAS, RidgeFold, blocked_folds, check_lambdas, fit_ridge, pearson_cols
 
@@ -84,22 +86,6 @@ def _decode(obj: Any, arrays: Any) -> Any:
     if "__float__" in obj:
         return float(obj["__float__"])
     raise ValueError(f"unknown entry {sorted(obj)}")
-
-
-def _n_positions(lm: Any) -> int:
-    cfg = lm.config
-    for name in ("n_positions", "max_position_embeddings"):
-        if getattr(cfg, name, None):
-            return int(getattr(cfg, name))
-    return 10**9
-
-
-def _n_layers(lm: Any) -> int:
-    cfg = lm.config
-    for name in ("n_layer", "num_hidden_layers"):
-        if getattr(cfg, name, None) is not None:
-            return int(getattr(cfg, name))
-    raise ValueError("cannot read the number of layers from lm.config")
 
 
 class EncodingModel:

@@ -25,6 +25,7 @@ import torch
 from icml26_shared.checks import SeedLike, int_from_seed
 from icml26_shared.experiment import progress as progress_bar
 from icml26_shared.state import reading
+from icml26_shared.threads import single_thread
 
 from ._grammar import WordTokenizer, grammar_corpus
 
@@ -145,9 +146,7 @@ def tiny_lm(
         )
     train = corpus_ids(int(train_tokens * 0.8), seed + 1, tok)[:train_tokens]
     test = corpus_ids(20_000, seed + 2, tok)
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with single_thread():
         torch.manual_seed(seed)
         lm = _gpt2(hp)
         opt = torch.optim.AdamW(lm.parameters(), lr=3e-3, weight_decay=0.01)
@@ -174,8 +173,6 @@ def tiny_lm(
             opt.step()
         lm.eval()
         ce = heldout_ce(lm, test, seq)
-    finally:
-        torch.set_num_threads(old)
     info = {"hp": hp, "heldout_ce": ce, "unigram_ce": unigram_ce(train, test, len(tok))}
     if cache:
         path.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,8 @@ import torch
 
 from icml26_shared.experiment import progress as progress_bar
 
+from ._lmconfig import n_positions
+
 if TYPE_CHECKING:
     from ._encoding import EncodingModel
     from ._fmri import RunData
@@ -36,9 +38,7 @@ def word_features(
     progress: bool | None = None,
 ) -> np.ndarray:
     """``f_i`` (len(words) × H, float64) for global word indices ``words``, one pass each."""
-    from ._encoding import _n_positions
-
-    n_pos = _n_positions(em.lm)
+    n_pos = n_positions(em.lm)
     pos_in_run = np.zeros(len(run_data.words), dtype=int)
     for idx in em._run_words.values():
         pos_in_run[idx] = np.arange(len(idx))
