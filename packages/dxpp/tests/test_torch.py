@@ -105,12 +105,13 @@ def test_exact_mode_matches_penalty(rel):
 @pytest.mark.parametrize("refine", [0, 10])
 def test_torch_backward_matches_the_numpy_core(refine, rel):
     """The torch.linalg backward and the numpy/scipy core are two implementations of the
-    same adjoint: on a batch (different active sets) they agree to 1e-8."""
+    same adjoint: on a batch (different active sets) they agree to 1e-8 (``mode="penalty"``:
+    at this size ``"auto"`` would take the reduced KKT solve)."""
     qps = [dxpp.random_dense_qp(30, s) for s in range(3)]
     stacked = dxpp.QP(*(np.stack(z) for z in zip(*qps)))
     g = np.random.default_rng(7).normal(size=(3, 30))
     args = _tensors(stacked)
-    x = QPLayer(refine=refine)(*args)
+    x = QPLayer(mode="penalty", refine=refine)(*args)
     (x * torch.tensor(g)).sum().backward()
     sol = dxpp.solve_qp(*stacked)
     ref = dxpp.qp_vjp(*stacked, sol, g, refine=refine)

@@ -19,6 +19,7 @@ from icml26_shared.checks import (
 )
 
 from ._backward import vjp_data
+from ._defaults import ACTIVE_TOL, BETA, MODE, MODES, REFINE, SOLVER, C, Mode
 from ._solve import resolve_tolerance, solve_data
 from ._types import QPGrad, QPSolution
 from ._validate import QPData, canonicalize
@@ -88,10 +89,10 @@ def qp_vjp(
     solution: QPSolution,
     grad_x: Any,
     *,
-    mode: str = "penalty",
-    beta: float = 1e-4,
-    c: float = 10.0,
-    refine: int = 10,
+    mode: Mode = MODE,
+    beta: float = BETA,
+    c: float = C,
+    refine: int = REFINE,
     profile: dict[str, Any] | None = None,
 ) -> QPGrad:
     """Gradients of a loss w.r.t. ``(Q, q, G, h, A, b)`` given ``∂L/∂x*`` (numpy/scipy).
@@ -152,13 +153,13 @@ class LayerOptions:
         solver_kwargs: extra backend options, as a sorted tuple of pairs (hashable).
     """
 
-    solver: str = "auto"
-    mode: str = "penalty"
-    beta: float = 1e-4
-    c: float = 10.0
-    refine: int = 10
+    solver: str = SOLVER
+    mode: Mode = MODE
+    beta: float = BETA
+    c: float = C
+    refine: int = REFINE
     tol: float | None = None
-    active_tol: float = 1e-7
+    active_tol: float = ACTIVE_TOL
     check_psd: bool = True
     solver_kwargs: tuple[tuple[str, Any], ...] = ()
 
@@ -166,20 +167,20 @@ class LayerOptions:
     def check(
         cls,
         *,
-        solver: str = "auto",
-        mode: str = "penalty",
-        beta: float = 1e-4,
-        c: float = 10.0,
-        refine: int = 10,
+        solver: str = SOLVER,
+        mode: Mode = MODE,
+        beta: float = BETA,
+        c: float = C,
+        refine: int = REFINE,
         tol: float | None = None,
-        active_tol: float = 1e-7,
+        active_tol: float = ACTIVE_TOL,
         check_psd: bool = True,
         solver_kwargs: dict[str, Any] | None = None,
     ) -> LayerOptions:
         """Validate every option (the error names the option) and build the record."""
         if not isinstance(solver, str):
             raise TypeError(f"solver must be a string, got {type(solver).__name__}")
-        check_choice(mode, "mode", ("penalty", "exact"))
+        check_choice(mode, "mode", MODES)
         if not isinstance(check_psd, bool | np.bool_):
             raise TypeError(f"check_psd must be a bool, got {check_psd!r}")
         if solver_kwargs is not None and not isinstance(solver_kwargs, dict):

@@ -58,6 +58,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_choice, check_positive, check_positive_int
 
+from ._defaults import BETA, MODE, MODES, REFINE, C, Mode
 from ._types import NON_UNIQUE_WARNING, RETRY_RESIDUAL, QPGrad, QPSolution, spectral_norm
 from ._validate import QPData
 
@@ -456,10 +457,10 @@ def vjp_data(
     sol: QPSolution,
     grad_x: NDArray,
     *,
-    mode: str = "penalty",
-    beta: float = 1e-4,
-    c: float = 10.0,
-    refine: int = 10,
+    mode: Mode = MODE,
+    beta: float = BETA,
+    c: float = C,
+    refine: int = REFINE,
     profile: dict[str, Any] | None = None,
 ) -> QPGrad:
     """Vector–Jacobian product of the canonical batch (float64, batch axis on vectors).
@@ -468,7 +469,8 @@ def vjp_data(
         data: the canonical problem batch.
         sol: its float64 batched solution (from :func:`dxpp._solve.solve_data`).
         grad_x: ``(B, n)`` gradient of the loss w.r.t. ``x*``.
-        mode: ``"penalty"`` (one n×n SPD solve) or ``"exact"`` (reduced KKT, LU).
+        mode: ``"penalty"`` (one n×n SPD solve), ``"exact"`` (reduced KKT, LU) or ``"auto"``
+            (here: the penalty solve).
         beta, c: penalty width and multiplier factor (``ω = c/β``).
         refine: at most this many multiplier-refinement steps after the penalty solve
             (0 = the paper's pure penalty adjoint). Each step reuses the factorisation and
@@ -479,7 +481,8 @@ def vjp_data(
     Returns:
         :class:`QPGrad`; vectors ``(B, ·)``; matrices summed over the batch when shared.
     """
-    check_choice(mode, "mode", ("penalty", "exact"))
+    check_choice(mode, "mode", MODES)
+    mode = "penalty" if mode == "auto" else mode  # the numpy core's choice (see dxpp._defaults)
     beta = check_positive(beta, "beta")
     c = check_positive(c, "c")
     refine = check_positive_int(refine, "refine", minimum=0)

@@ -36,6 +36,8 @@ from numpy.typing import NDArray
 from icml26_shared.checks import check_positive
 
 from ._batched import solve_batched, use_batched
+from ._bounds import BoundRows, bounds_of, row_duals
+from ._defaults import ACTIVE_TOL, BETA, SOLVER
 from ._types import QPSolution, spectral_norm
 from ._validate import QPData, QPError, canonicalize
 
@@ -72,6 +74,30 @@ def import_qpsolvers() -> Any:
 
 DENSE_PREFERENCE = ("proxqp", "piqp", "quadprog", "clarabel", "osqp")
 SPARSE_PREFERENCE = ("piqp", "osqp", "clarabel", "proxqp")
+#: dense problems whose inequalities are all bounds (``s·x_j ≤ h_i``): the bounds go to the
+#: solver natively; DAQP (dual active set) for ``n ≤ BOUNDS_SMALL_N``, else PIQP (dense
+#: interior point). Measured per solve at tol 1e-9, one thread: 4×4 Sudoku (n = 64, 40
+#: equalities, x ≥ 0) DAQP 0.23 ms, PIQP 0.8 ms, ProxQP 1.8 ms; long-only Markowitz PIQP vs
+#: ProxQP 0.22 vs 0.37 ms (n = 50), 1.8 vs 9.3 ms (n = 200), 25 vs 84 ms (n = 500), where
+#: DAQP's cost grows with the number of active bounds (15 ms at n = 200).
+BOUNDS_SMALL_PREFERENCE = ("daqp", "piqp", "proxqp")
+BOUNDS_PREFERENCE = ("piqp", "proxqp")
+BOUNDS_SMALL_N = 64
+
+
+def _bound_plan(data: QPData) -> list[BoundRows | None]:
+    """Per problem, its :class:`~dxpp._bounds.BoundRows` when every inequality row of a dense
+    batch is a bound (else ``None`` for all: the general path)."""
+    none: list[BoundRows | None] = [None] * data.batch
+    if data.sparse or data.m == 0 or data.batch == 0:
+        return none
+    G = data.G
+    if G.ndim == 2 or G.shape[0] == 1:
+        br = BoundRows(G if G.ndim == 2 else G[0])
+        return [br] * data.batch if br.all_bounds else none
+    if not bool(((G != 0).sum(axis=-1) == 1).all()):
+        return none
+    return [BoundRows(G[k]) for k in range(data.batch)]
 
 
 def auto_solver(sparse: bool) -> str:
@@ -168,6 +194,10 @@ def _active_sets(
     return active, weak
 
 
+def _writable(a: NDArray) -> NDArray:
+    return a if a.flags.writeable else a.copy()
+
+
 def _solve_one(
     Q: Any,
     q: NDArray,
@@ -180,13 +210,32 @@ def _solve_one(
     tol: float,
     active_tol: float,
     index: int | None,
+    bounds: BoundRows | None = None,
 ) -> tuple:
+    """One problem through ``qpsolvers``; with ``bounds``, the bound rows of ``G`` go to the
+    solver as ``lb ≤ x ≤ ub`` (see :mod:`dxpp._bounds`) and its multipliers come back per row."""
     qpsolvers = import_qpsolvers()
 
     m, p = G.shape[0], A.shape[0]
-    problem = qpsolvers.Problem(
-        Q, q, G if m else None, h if m else None, A if p else None, b if p else None
-    )
+    if bounds is not None:
+        box = bounds_of(bounds, h, q.size)
+        Gg, hg = G[bounds.general], h[bounds.general]
+        mg = hg.size
+        Q, q, A, b = (_writable(a) for a in (Q, q, A, b))  # DAQP takes writable buffers
+        problem = qpsolvers.Problem(
+            Q,
+            q,
+            Gg if mg else None,
+            hg if mg else None,
+            A if p else None,
+            b if p else None,
+            box.lb,
+            box.ub,
+        )
+    else:
+        problem = qpsolvers.Problem(
+            Q, q, G if m else None, h if m else None, A if p else None, b if p else None
+        )
     try:
         sol = qpsolvers.solve_problem(problem, solver=solver, **opts)
     except qpsolvers.SolverError as exc:  # pragma: no cover - backend specific
@@ -203,8 +252,14 @@ def _solve_one(
             solver=solver,
             index=index,
         )
+    z = sol.z
+    if bounds is not None and sol.z_box is not None:
+        zg = z if z is not None and np.size(z) else np.zeros(bounds.general.size)
+        z = row_duals(bounds, box, np.asarray(sol.z_box, np.float64), zg, m)
+    elif bounds is not None:
+        z = None  # no box multipliers: recovered by least squares in finish_solution
     return finish_solution(
-        Q, q, G, h, A, b, sol.x, sol.z, sol.y, status, solver, tol, active_tol, index
+        Q, q, G, h, A, b, sol.x, z, sol.y, status, solver, tol, active_tol, index
     )
 
 
@@ -283,10 +338,10 @@ def resolve_tolerance(tol: float | None, beta: float) -> float:
 def solve_data(
     data: QPData,
     *,
-    solver: str = "auto",
+    solver: str = SOLVER,
     tol: float | None = None,
-    beta: float = 1e-4,
-    active_tol: float = 1e-7,
+    beta: float = BETA,
+    active_tol: float = ACTIVE_TOL,
     solver_kwargs: dict[str, Any] | None = None,
 ) -> QPSolution:
     """Solve every problem of a canonical batch; float64 arrays with a batch axis."""
@@ -294,8 +349,12 @@ def solve_data(
     active_tol = check_positive(active_tol, "active_tol")
     qpsolvers = import_qpsolvers()
 
+    bounds: list[BoundRows | None] = [None] * data.batch
     if solver == "auto":
         prefs = SPARSE_PREFERENCE if data.sparse else DENSE_PREFERENCE
+        bounds = _bound_plan(data)
+        if bounds and bounds[0] is not None:
+            prefs = BOUNDS_SMALL_PREFERENCE if data.n <= BOUNDS_SMALL_N else BOUNDS_PREFERENCE
         candidates = [s for s in prefs if s in qpsolvers.available_solvers][:2]
     elif solver in qpsolvers.available_solvers:
         candidates = [solver]
@@ -332,7 +391,13 @@ def solve_data(
             opts.update(solver_kwargs or {})
             try:
                 out[k] = _solve_one(
-                    *data.item(k), name, opts, tol, active_tol, k if data.batched else None
+                    *data.item(k),
+                    name,
+                    opts,
+                    tol,
+                    active_tol,
+                    k if data.batched else None,
+                    bounds[k],
                 )
                 used.append(name)
                 break
@@ -371,10 +436,10 @@ def solve_qp(
     A: Any = None,
     b: Any = None,
     *,
-    solver: str = "auto",
+    solver: str = SOLVER,
     tol: float | None = None,
-    beta: float = 1e-4,
-    active_tol: float = 1e-7,
+    beta: float = BETA,
+    active_tol: float = ACTIVE_TOL,
     check_psd: bool = True,
     solver_kwargs: dict[str, Any] | None = None,
 ) -> QPSolution:

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ._defaults import BETA, REFINE, C, Mode
 from ._types import NON_UNIQUE_WARNING, POWER_ITERATIONS, RETRY_RESIDUAL, power_start
 
 __all__ = ["TorchGrads", "torch_vjp"]
@@ -426,15 +427,20 @@ def torch_vjp(
     active: Tensor,
     g: Tensor,
     *,
-    mode: str = "penalty",
-    beta: float = 1e-4,
-    c: float = 10.0,
-    refine: int = 10,
+    mode: Mode = "penalty",
+    beta: float = BETA,
+    c: float = C,
+    refine: int = REFINE,
     shared: tuple[bool, bool, bool] = (False, False, False),
     q_norm: Tensor | None = None,
 ) -> TorchGrads:
     """VJP of a canonical dense batch (float64 tensors, all with batch axis ``B``; matrices
     may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``.
+
+    ``mode``: ``"penalty"``, ``"exact"`` (per-problem reduced KKT LU, pseudo-inverse when
+    singular) or ``"auto"``: the reduced KKT solve with the active bounds eliminated
+    (:func:`_reduced_adjoint`) when :func:`prefer_reduced` says it is cheaper, with the
+    penalty solve for the problems whose reduced system is singular; else the penalty solve.
 
     ``shared`` flags ``(Q, G, A)`` that are one matrix for the whole batch: their gradients
     are returned summed over the batch, ``(n, n)``/``(m, n)``/``(p, n)``, without forming the
@@ -454,10 +460,124 @@ def torch_vjp(
         )
 
 
-def _dense_vjp(*args: Any) -> TorchGrads:
-    """The body of :func:`torch_vjp` (positional arguments in its order)."""
-    Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm = args
-    Qs = Q  # used as given: the forward checked Q's symmetry (Cholesky reads one half)
+#: flops of the penalty path's Python-level work (the refinement loop: ~15 small kernels per
+#: step) counted in :func:`prefer_reduced`'s comparison; about 0.3 ms at 3 GFlop/s
+PENALTY_OVERHEAD_FLOPS = 1e6
+
+
+def prefer_reduced(n: int, k: int, s: int) -> bool:
+    """Whether the reduced KKT solve (an LU of size ``s``: free variables + general active
+    rows) is cheaper than the penalty solve (``Q + CᵀWC`` formed from ``k`` active rows and
+    Cholesky-factored at size ``n``, then refined): ``⅔s³ ≤ ⅓n³ + k n² + overhead``."""
+    return 2.0 * s**3 <= n**3 + 3.0 * k * n * n + 3.0 * PENALTY_OVERHEAD_FLOPS
+
+
+class BoundInfo(NamedTuple):
+    """Which rows of ``G`` are simple bounds ``s·x_j ≤ h_i`` (one nonzero), per problem."""
+
+    is_bound: Tensor  # (B, m) bool
+    col: Tensor  # (B, m) the variable of each row (meaningful on bound rows)
+    coef: Tensor  # (B, m) its coefficient
+
+
+def bound_info(G: Tensor) -> BoundInfo:
+    nz = G != 0
+    is_bound = nz.sum(-1) == 1
+    col = nz.to(torch.uint8).argmax(-1)
+    coef = G.gather(-1, col.unsqueeze(-1)).squeeze(-1)
+    return BoundInfo(is_bound, col, coef)
+
+
+#: a reduced KKT LU whose smallest pivot is below this fraction of its largest is treated as
+#: singular (dependent active rows, a flat Q on the free variables): the penalty path takes it
+PIVOT_RATIO = 1e-11
+
+
+def _reduced_sizes(active: Tensor, info: BoundInfo, n: int, p: int) -> tuple[Tensor, Tensor]:
+    """Per problem: the variables fixed by an active bound row (the first such row per
+    variable, index ``m`` where none) and the number of general active rows."""
+    B, m = active.shape
+    act_b = active & info.is_bound
+    rows = torch.arange(m, device=active.device).expand(B, m)
+    row_of = torch.full((B, n), m, dtype=torch.long, device=active.device)
+    row_of = row_of.scatter_reduce(1, info.col, torch.where(act_b, rows, m), "amin")
+    return row_of, (active & ~info.is_bound).sum(-1) + p
+
+
+def _reduced_adjoint(
+    Q: Tensor, G: Tensor, A: Tensor, active: Tensor, g: Tensor, info: BoundInfo, row_of: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The exact adjoint by the reduced KKT system with the active bounds eliminated.
+
+    An active bound row ``i`` (``s·x_j ≤ h_i``) fixes ``v_j = 0``; on the free variables ``F``
+    and the general active rows ``C = [G_J'; A]`` (bounds left out) solve
+
+    .. math::
+        \\begin{bmatrix} Q_{FF} & C_F^\\top \\\\ C_F & 0 \\end{bmatrix}
+        \\begin{bmatrix} v_F \\\\ t \\end{bmatrix} = \\begin{bmatrix} g_F \\\\ 0 \\end{bmatrix}
+
+    by one batched LU (padded to the batch's largest size with identity rows), and read the
+    bound rows' multipliers off stationarity on the fixed variables:
+    ``t_i = (g − Qv − Cᵀt)_j / s``. Returns ``(v, t_I (B, m), t_E (B, p), ok)``; ``ok`` is
+    False where the LU is (numerically) singular (see ``PIVOT_RATIO``)."""
+    B, n = g.shape
+    m, p = G.shape[1], A.shape[1]
+    dev, dt = g.device, g.dtype
+    fixed = row_of < m
+    F_idx, F_valid = _active_rows(~fixed)
+    J_idx, J_valid = _active_rows(active & ~info.is_bound)
+    bidx = torch.arange(B, device=dev)
+    rows = bidx.unsqueeze(-1)
+    Cg = torch.cat([G[rows, J_idx], A], dim=1)  # (B, kg, n)
+    valid_g = torch.cat([J_valid, torch.ones((B, p), dtype=torch.bool, device=dev)], 1)
+    f, kg = F_idx.shape[1], Cg.shape[1]
+    QFF = Q[bidx[:, None, None], F_idx[:, :, None], F_idx[:, None, :]]
+    CF = Cg.gather(2, F_idx.unsqueeze(1).expand(B, kg, f))
+    CF = CF * (valid_g.unsqueeze(-1) & F_valid.unsqueeze(1))
+    QFF = QFF * (F_valid.unsqueeze(-1) & F_valid.unsqueeze(1))
+    K = torch.zeros((B, f + kg, f + kg), dtype=dt, device=dev)
+    K[:, :f, :f] = QFF
+    K[:, :f, f:] = CF.mT
+    K[:, f:, :f] = CF
+    pad = torch.cat([~F_valid, ~valid_g], 1).to(dt)
+    K.diagonal(dim1=-2, dim2=-1).add_(pad)
+    rhs = torch.cat([g.gather(1, F_idx) * F_valid, torch.zeros((B, kg), dtype=dt, device=dev)], 1)
+    LU, piv, info_lu = torch.linalg.lu_factor_ex(K)
+    dU = LU.diagonal(dim1=-2, dim2=-1).abs()
+    ok = (info_lu == 0) & (dU.amin(-1) > PIVOT_RATIO * dU.amax(-1))
+    sol = torch.linalg.lu_solve(LU, piv, rhs.unsqueeze(-1)).squeeze(-1)
+    ok = ok & torch.isfinite(sol).all(-1)
+    sol = torch.where(ok.unsqueeze(-1), sol, 0.0)
+    vF = sol[:, :f] * F_valid
+    tg = sol[:, f:] * valid_g
+    v = torch.zeros((B, n), dtype=dt, device=dev).scatter_add(1, F_idx, vF)
+    r = g - _mv(Q, v) - _mtv(Cg, tg)  # nonzero only on the fixed variables
+    kI = J_idx.shape[1]
+    t_I = torch.zeros((B, m + 1), dtype=dt, device=dev)
+    t_I.scatter_(1, J_idx, tg[:, :kI])  # padding indices are inactive rows: 0 written
+    coef_of = info.coef.gather(1, row_of.clamp(max=max(m - 1, 0))) if m else r
+    t_b = torch.where(fixed, r / torch.where(fixed, coef_of, 1.0), 0.0)
+    t_I.scatter_(1, torch.where(fixed, row_of, m), t_b)
+    return v, t_I[:, :m], tg[:, kI:], ok
+
+
+def _penalty_rows(
+    Q: Tensor,
+    G: Tensor,
+    h: Tensor,
+    A: Tensor,
+    b: Tensor,
+    x: Tensor,
+    active: Tensor,
+    g: Tensor,
+    beta: float,
+    c: float,
+    refine: int,
+    q_norm: Tensor | None,
+    exact: bool,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(v, t_I (B, m), t_E (B, p))`` by the penalty solve (or ``exact``: the per-problem
+    reduced KKT LU with a pseudo-inverse fallback) on all active rows."""
     idx, valid_I = _active_rows(active)
     rows = torch.arange(g.shape[0], device=g.device).unsqueeze(-1)
     C = torch.cat([G[rows, idx], A], dim=1)  # (B, kmax + p, n): the active rows
@@ -465,18 +585,58 @@ def _dense_vjp(*args: Any) -> TorchGrads:
     valid = torch.cat([valid_I, torch.ones(b.shape, dtype=torch.bool, device=g.device)], 1)
     if not bool(valid.all()):
         C = C * valid.unsqueeze(-1)
-    if mode == "penalty":
+    if not exact:
         if q_norm is None:
-            q_norm = spectral_norm(Qs)
+            q_norm = spectral_norm(Q)
         w, scale = _weights(C, d, x, valid, q_norm, beta, c)
         # the natural size of the adjoint, ‖g‖/‖Q‖ (see dxpp._backward._refine)
         v_scale = torch.linalg.vector_norm(g, dim=-1) / scale
-        v, t = _penalty_adjoint(Qs, C, w, g, q_norm, refine, v_scale)
+        v, t = _penalty_adjoint(Q, C, w, g, q_norm, refine, v_scale)
     else:
-        v, t = _exact_adjoint(Qs, C, valid, g)
+        v, t = _exact_adjoint(Q, C, valid, g)
     kmax = idx.shape[1]
     t_I = torch.zeros_like(h).scatter(1, idx, torch.where(valid_I, t[:, :kmax], 0.0))
-    t_E = t[:, kmax:]
+    return v, t_I, t[:, kmax:]
+
+
+def _dense_vjp(*args: Any) -> TorchGrads:
+    """The body of :func:`torch_vjp` (positional arguments in its order)."""
+    Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm = args
+    # Q is used as given: the forward checked its symmetry (Cholesky reads one half)
+    B, n = g.shape
+    m, p = G.shape[1], A.shape[1]
+    reduced = False
+    if mode == "auto" and B:
+        info = bound_info(G)
+        row_of, kg = _reduced_sizes(active, info, n, p)
+        s = int(((row_of == m).sum(-1) + kg).max())
+        k = int(active.sum(-1).max()) + p
+        reduced = prefer_reduced(n, k, s)
+    if reduced:
+        v, t_I, t_E, ok = _reduced_adjoint(Q, G, A, active, g, info, row_of)
+        if not bool(ok.all()):  # singular reduced systems: the penalty solve takes them
+            bad = (~ok).nonzero().squeeze(-1)
+            pq = None if q_norm is None else q_norm[bad]
+            vb, tIb, tEb = _penalty_rows(
+                Q[bad],
+                G[bad],
+                h[bad],
+                A[bad],
+                b[bad],
+                x[bad],
+                active[bad],
+                g[bad],
+                beta,
+                c,
+                refine,
+                pq,
+                False,
+            )
+            v[bad], t_I[bad], t_E[bad] = vb, tIb, tEb
+    else:
+        v, t_I, t_E = _penalty_rows(
+            Q, G, h, A, b, x, active, g, beta, c, refine, q_norm, mode == "exact"
+        )
     nu_I = torch.where(active, nu, 0.0)
     gQ = _outer_grad(v, x, x, v, shared[0], 0.5)
     gG = _outer_grad(nu_I, v, t_I, x, shared[1])

@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 import numpy as np
 
 from ._api import LayerOptions, to_input_shapes
+from ._defaults import ACTIVE_TOL, BETA, MODE, REFINE, SOLVER, C, Mode
 from ._jax_backward import jax_vjp
 from ._solve import import_qpsolvers
 from ._types import QPSolution
@@ -140,7 +141,7 @@ def _build(present: tuple[bool, ...], opts: LayerOptions) -> Any:
                 mu,
                 act,
                 g,
-                mode=opts.mode,
+                mode="penalty" if opts.mode == "auto" else opts.mode,  # traced once
                 beta=opts.beta,
                 c=opts.c,
                 refine=opts.refine,
@@ -249,13 +250,13 @@ def qp_solve(
     A: Any = None,
     b: Any = None,
     *,
-    solver: str = "auto",
-    mode: str = "penalty",
-    beta: float = 1e-4,
-    c: float = 10.0,
-    refine: int = 10,
+    solver: str = SOLVER,
+    mode: Mode = MODE,
+    beta: float = BETA,
+    c: float = C,
+    refine: int = REFINE,
     tol: float | None = None,
-    active_tol: float = 1e-7,
+    active_tol: float = ACTIVE_TOL,
     check_psd: bool = True,
     solver_kwargs: dict[str, Any] | None = None,
 ) -> jax.Array:
@@ -306,13 +307,13 @@ class QPLayer:
     def __init__(
         self,
         *,
-        solver: str = "auto",
-        mode: str = "penalty",
-        beta: float = 1e-4,
-        c: float = 10.0,
-        refine: int = 10,
+        solver: str = SOLVER,
+        mode: Mode = MODE,
+        beta: float = BETA,
+        c: float = C,
+        refine: int = REFINE,
         tol: float | None = None,
-        active_tol: float = 1e-7,
+        active_tol: float = ACTIVE_TOL,
         check_psd: bool = True,
         solver_kwargs: dict[str, Any] | None = None,
     ) -> None:

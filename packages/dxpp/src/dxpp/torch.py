@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from icml26_shared.checks import check_choice
 
 from ._api import LayerOptions, to_input_shapes
+from ._defaults import ACTIVE_TOL, BETA, MODE, REFINE, SOLVER, C, Mode
 from ._solve import import_qpsolvers
 from ._torch_backward import torch_vjp
 from ._validate import canonicalize, psd_shift
@@ -273,13 +274,13 @@ def qp_solve(
     A: torch.Tensor | None = None,
     b: torch.Tensor | None = None,
     *,
-    solver: str = "auto",
-    mode: str = "penalty",
-    beta: float = 1e-4,
-    c: float = 10.0,
-    refine: int = 10,
+    solver: str = SOLVER,
+    mode: Mode = MODE,
+    beta: float = BETA,
+    c: float = C,
+    refine: int = REFINE,
     tol: float | None = None,
-    active_tol: float = 1e-7,
+    active_tol: float = ACTIVE_TOL,
     check_psd: bool = True,
     solver_kwargs: dict[str, Any] | None = None,
 ) -> torch.Tensor:
@@ -345,13 +346,13 @@ class QPLayer(torch.nn.Module):
     def __init__(
         self,
         *,
-        solver: str = "auto",
-        mode: str = "penalty",
-        beta: float = 1e-4,
-        c: float = 10.0,
-        refine: int = 10,
+        solver: str = SOLVER,
+        mode: Mode = MODE,
+        beta: float = BETA,
+        c: float = C,
+        refine: int = REFINE,
         tol: float | None = None,
-        active_tol: float = 1e-7,
+        active_tol: float = ACTIVE_TOL,
         return_duals: bool = False,
         check_psd: bool = True,
         solver_kwargs: dict[str, Any] | None = None,
@@ -448,7 +449,7 @@ class QPFunction:
         **options: Any,
     ) -> None:
         self.broadcast_grad = check_choice(broadcast_grad, "broadcast_grad", ("mean", "sum"))
-        beta = options.pop("beta", 1e-4)
+        beta = options.pop("beta", BETA)
         if not isinstance(eps, int | float) or not eps > 0:
             raise ValueError(f"eps must be a number > 0, got {eps!r}")
         if isinstance(maxIter, bool) or not isinstance(maxIter, int) or maxIter < 1:
