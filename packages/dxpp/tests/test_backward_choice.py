@@ -47,7 +47,7 @@ def test_auto_mixed_bounds_and_general_rows_batched(rel):
     rng = np.random.default_rng(5)
     n, B = 12, 3
     qps = []
-    for k in range(B):
+    for _ in range(B):
         L = rng.normal(size=(n, n))
         Q = L @ L.T / n + 0.1 * np.eye(n)
         G = np.vstack([-np.eye(n), 2 * np.eye(n), -np.eye(n)[:3], rng.normal(size=(4, n))])
