@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import logsumexp
 
-from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import progress as track
 
 from ._backend import require_jax
 from ._distill import distill, fit_mle, prefix_features
@@ -51,7 +51,7 @@ def item1(seeds: int = 5, progress: bool = False) -> dict[str, Any]:
     without EOS, against brute-force enumeration."""
     worst = {"r_round_trip": 0.0, "q_round_trip": 0.0, "prob": 0.0, "log_z": 0.0}
     cases = [(A, T, eos) for A in (2, 3, 5) for T in (3, 4, 6) for eos in (None, A - 1)]
-    for A, T, eos in progress_bar(cases, enabled=progress, desc="item 1"):
+    for A, T, eos in track(cases, enabled=progress, desc="item 1"):
         space = SequenceSpace(A, T, eos=eos)
         for seed in range(seeds):
             rng = np.random.default_rng(seed)
@@ -290,7 +290,7 @@ def item6(
     ratios: list[float] = []
     bound_ok = True
     exact_kl = 0.0
-    for seed in progress_bar(range(seeds), enabled=progress, desc="item 6 MLE"):
+    for seed in track(range(seeds), enabled=progress, desc="item 6 MLE"):
         rng = np.random.default_rng(seed)
         R = 1.5 * rng.normal(size=space.n_sequences)
         r = reward_to_steps(R, space)
@@ -314,7 +314,7 @@ def item6(
     r = reward_to_steps(R, space)
     q_star = ebm_to_arm(r, space)
     mlp_kl, mlp_ratio = [], []
-    for w in progress_bar(widths, enabled=progress, desc="item 6 MLP"):
+    for w in track(widths, enabled=progress, desc="item 6 MLP"):
         d = distill(r, space, hidden=w, steps=steps, learning_rate=1e-2, seed=0)
         b = float(kl_bound(q_star, d.q, space))
         bound_ok &= d.kl <= b + 1e-12

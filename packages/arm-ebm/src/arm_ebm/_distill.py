@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +24,8 @@ from icml26_shared.checks import (
     check_positive_int,
     rng_from_seed,
 )
-from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import progress as track
+from icml26_shared.experiment import progress_enabled
 
 from ._backend import check_table, require_jax
 from ._kl import kl, visit_probabilities
@@ -244,9 +244,9 @@ def distill(
             return optax.apply_updates(p, upd), s, val
 
         losses = np.empty(steps)
-        for i in progress_bar(
+        for i in track(
             range(steps),
-            enabled=sys.stderr.isatty() if progress is None else progress,
+            enabled=progress_enabled(progress),
             total=steps,
             desc=f"MLP {hidden}",
         ):
