@@ -65,6 +65,13 @@ def bounds_of(br: BoundRows, h: NDArray[np.float64], n: int) -> Bounds:
     lower_row = np.full(n, -1, dtype=np.intp)
     upper_row = np.full(n, -1, dtype=np.intp)
     value = h[br.rows] / br.coef
+    up = br.coef > 0
+    if np.bincount(br.cols + n * up, minlength=2 * n).max(initial=0) <= 1:
+        # one bound row per variable and side (the usual case): no ordering needed
+        for sel, bound, row in ((up, ub, upper_row), (~up, lb, lower_row)):
+            bound[br.cols[sel]] = value[sel]
+            row[br.cols[sel]] = br.rows[sel]
+        return Bounds(lb, ub, lower_row, upper_row)
     for sign, bound, row in ((1.0, ub, upper_row), (-1.0, lb, lower_row)):
         pick = np.flatnonzero(br.coef * sign > 0)
         if not pick.size:

@@ -561,6 +561,61 @@ def _reduced_adjoint(
     return v, t_I[:, :m], tg[:, kI:], ok
 
 
+#: largest reduced system solved by scipy for a single CPU problem (:func:`_reduced_one`)
+SMALL_REDUCED_S = 160
+
+
+def _reduced_one(
+    Q: Tensor, G: Tensor, A: Tensor, active: Tensor, g: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """:func:`_reduced_adjoint` for one problem (``B = 1``) on the CPU, in numpy/scipy: at
+    these sizes torch's per-kernel overhead (about 40 small kernels) costs more than the
+    solve."""
+    import numpy as np
+
+    Qn, Gn, An, gn = Q[0].numpy(), G[0].numpy(), A[0].numpy(), g[0].numpy()
+    act = active[0].numpy()
+    m, n = Gn.shape
+    nz = Gn != 0
+    is_b = nz.sum(1) == 1
+    col = nz.argmax(1)
+    coef = Gn[np.arange(m), col]
+    act_b = np.flatnonzero(act & is_b)
+    row_of = np.full(n, m)
+    np.minimum.at(row_of, col[act_b], act_b)
+    fixed = row_of < m
+    F = np.flatnonzero(~fixed)
+    J = np.flatnonzero(act & ~is_b)
+    C = np.vstack([Gn[J], An])[:, F]
+    f, kg = F.size, C.shape[0]
+    K = np.zeros((f + kg, f + kg))
+    K[:f, :f] = Qn[np.ix_(F, F)]
+    K[:f, f:] = C.T
+    K[f:, :f] = C
+    ok = True
+    t_I = np.zeros(m)
+    if f + kg:  # torch's LU on the numpy buffer: two kernels, no scipy wrapper overhead
+        LU, piv, _ = torch.linalg.lu_factor_ex(torch.from_numpy(K))
+        dU = LU.diagonal().abs()
+        ok = bool(dU.min() > PIVOT_RATIO * dU.max())
+        rhs = torch.from_numpy(np.r_[gn[F], np.zeros(kg)])
+        sol = torch.linalg.lu_solve(LU, piv, rhs[:, None])[:, 0].numpy()
+        ok = ok and bool(np.isfinite(sol).all())
+        vF, tg = sol[:f], sol[f:]
+    else:
+        vF, tg = np.zeros(0), np.zeros(0)
+    v = np.zeros(n)
+    v[F] = vF
+    Cg = np.vstack([Gn[J], An])
+    r = gn - Qn @ v - Cg.T @ tg
+    t_I[J] = tg[: J.size]
+    Fx = np.flatnonzero(fixed)
+    t_I[row_of[Fx]] = r[Fx] / coef[row_of[Fx]]
+    out = (torch.from_numpy(a)[None] for a in (v, t_I, tg[J.size :]))
+    v_t, tI_t, tE_t = out
+    return v_t, tI_t, tE_t, torch.tensor([ok])
+
+
 def _penalty_rows(
     Q: Tensor,
     G: Tensor,
@@ -605,15 +660,27 @@ def _dense_vjp(*args: Any) -> TorchGrads:
     # Q is used as given: the forward checked its symmetry (Cholesky reads one half)
     B, n = g.shape
     m, p = G.shape[1], A.shape[1]
-    reduced = False
-    if mode == "auto" and B:
+    reduced = one = False
+    if mode == "auto" and B == 1 and g.device.type == "cpu":
+        act = active[0].numpy()
+        nz = G[0].numpy() != 0
+        is_b = nz.sum(1) == 1
+        fixed = len(set(nz[act & is_b].argmax(1).tolist()))
+        s = n - fixed + int((act & ~is_b).sum()) + p
+        reduced = prefer_reduced(n, int(act.sum()) + p, s)
+        one = s <= SMALL_REDUCED_S
+    elif mode == "auto" and B:
         info = bound_info(G)
         row_of, kg = _reduced_sizes(active, info, n, p)
         s = int(((row_of == m).sum(-1) + kg).max())
-        k = int(active.sum(-1).max()) + p
-        reduced = prefer_reduced(n, k, s)
-    if reduced:
+        reduced = prefer_reduced(n, int(active.sum(-1).max()) + p, s)
+    if reduced and one:
+        v, t_I, t_E, ok = _reduced_one(Q, G, A, active, g)
+    elif reduced:
+        info = bound_info(G)
+        row_of, _ = _reduced_sizes(active, info, n, p)
         v, t_I, t_E, ok = _reduced_adjoint(Q, G, A, active, g, info, row_of)
+    if reduced:
         if not bool(ok.all()):  # singular reduced systems: the penalty solve takes them
             bad = (~ok).nonzero().squeeze(-1)
             pq = None if q_norm is None else q_norm[bad]

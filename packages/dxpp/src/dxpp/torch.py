@@ -168,15 +168,17 @@ class _QPFunction(torch.autograd.Function):
         dtype = _out_dtype(tensors)
         sparse = any(isinstance(t, torch.Tensor) and t.layout != torch.strided for t in tensors)
         # Q's PSD check runs in torch below; canonicalize only warns when it is switched off
+        # one small problem: the numpy Cholesky in canonicalize is cheaper than torch's
+        numpy_psd = opts.check_psd and not sparse and Q.ndim == 2 and Q.shape[-1] <= 128
         data = canonicalize(
             *(_to_numpy(t) for t in tensors),
-            check_psd=False,
+            check_psd=numpy_psd,
             warn_psd=not opts.check_psd,
             q_dtype=np.float32
             if Q.dtype in (torch.float32, torch.float16, torch.bfloat16)
             else None,
         )
-        if opts.check_psd and not sparse:
+        if opts.check_psd and not sparse and not numpy_psd:
             _check_psd(Q)
         sol = opts.solve(data)
         device = q.device
