@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-import torch
+import torch  # noqa: F401  (imported first, so single_thread sets its pool)
+
+from icml26_shared.threads import single_thread
 
 
 @pytest.fixture(autouse=True)
 def one_torch_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+    with single_thread():
+        yield

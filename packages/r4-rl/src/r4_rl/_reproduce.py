@@ -1,4 +1,5 @@
-"""``python -m r4_rl reproduce [--quick]``: R4 vs RbRL vs Bradley–Terry at equal feedback.
+"""``python -m r4_rl reproduce [--quick] [--set key=value]``: R4 vs RbRL vs Bradley–Terry at
+equal feedback.
 
 (a) GridWorld 5×5 (goal, hazards, step cost, slip 0.1, horizon 20): a pool of 1,000 rollouts of
 the uniform random policy and ε-greedy mixtures around the optimum (ε ∈ {0.1, …, 0.9}), train
@@ -19,9 +20,8 @@ two threads on two shared cores only add contention.
 from __future__ import annotations
 
 import itertools
+import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,8 @@ from icml26_shared.experiment import (
     require_matplotlib,
     save_figure,
 )
-from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import progress as track
+from icml26_shared.threads import single_thread
 
 from ._baselines import fit_bt, fit_rbrl, fit_regression
 from ._data import Trajectories, gridworld_pool, pendulum_pool
@@ -56,7 +57,26 @@ METHODS = ("R4", "RbRL", "BT", "regression")
 
 @dataclass(frozen=True)
 class Config:
-    """Sizes of one reproduce run."""
+    """Sizes of one reproduce run (``--set key=value`` overrides any of them).
+
+    Attributes:
+        seeds: GridWorld seeds (one pool, split and set of fits each).
+        grid_pool: GridWorld rollouts per seed.
+        grid_train: of which the training half (the rest is held out for τ).
+        budgets: feedback budgets B of the τ-vs-budget table (at most ``grid_train``); the
+            largest is the budget of the main GridWorld table.
+        grid_epochs: training epochs of every GridWorld reward model.
+        q_episodes: tabular Q-learning episodes on each learned reward.
+        pend_seeds: Pendulum seeds.
+        pend_pool: Pendulum rollouts per seed.
+        pend_train: of which the training part.
+        pend_budget: Pendulum feedback budget (at most ``pend_train``).
+        pend_epochs: training epochs of every Pendulum reward model.
+        cem_iterations: CEM iterations over the controller family.
+        cem_population: CEM candidates per iteration.
+        cem_episodes: episodes per CEM candidate.
+        eval_episodes: episodes behind each true Pendulum return.
+    """
 
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     grid_pool: int = 1000
@@ -74,19 +94,36 @@ class Config:
     cem_episodes: int = 3
     eval_episodes: int = 10
 
+    def __post_init__(self) -> None:
+        if not self.seeds or not self.pend_seeds:
+            raise ValueError("seeds and pend_seeds must name at least one seed each")
+        if not self.budgets or min(self.budgets) < 1:
+            raise ValueError(f"budgets must be >= 1 each, got {self.budgets}")
+        for name in (
+            "grid_epochs",
+            "q_episodes",
+            "pend_budget",
+            "pend_epochs",
+            "cem_iterations",
+            "cem_population",
+            "cem_episodes",
+            "eval_episodes",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for train, pool, budget in (
+            ("grid_train", "grid_pool", max(self.budgets)),
+            ("pend_train", "pend_pool", self.pend_budget),
+        ):
+            n_train, n_pool = getattr(self, train), getattr(self, pool)
+            if not 2 <= n_train < n_pool:
+                raise ValueError(f"{train} must be in [2, {pool}), got {n_train} of {n_pool}")
+            if budget > n_train:
+                raise ValueError(f"a budget ({budget}) must be at most {train} = {n_train}")
+
 
 QUICK = Config(pend_seeds=(0, 1), pend_pool=400, pend_epochs=40, cem_iterations=6)
 FULL = Config(grid_epochs=200, q_episodes=40_000, pend_epochs=150, cem_iterations=10)
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _fit(
@@ -337,24 +374,100 @@ def _figure(
     return save_figure(fig, out_dir / "budget_curve.png")
 
 
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
-    """Run the benchmark (QUICK or FULL sizes), build the tables, figure and checks."""
-    cfg = QUICK if quick else FULL
+def _checks(
+    result: ExperimentResult,
+    facts: dict[str, Any],
+    tau: dict[str, float],
+    vi_r4: float,
+    q_r4: float,
+    drop: float,
+    eff: dict[int, tuple[float, float]],
+    p_tau: float,
+    p_ratio: float,
+) -> None:
+    """Acceptance items 1–7, one check per bar (each with its measured value)."""
+    exact, qp, torchsort, monotone = 1e-12, 1e-6, 1e-5, 1e-9
+    result.check(
+        "rank-exact", facts["exact_rank_err"], "<=", exact, "1 soft rank: exact ranks to 1e-12"
+    )
+    result.check("rank-qp", facts["qp_err"], "<=", qp, "1 soft rank: QP projection to 1e-6")
+    result.checks["1 soft rank: gradcheck (float64)"] = bool(facts["gradcheck"])
+    result.check("rank-batched", facts["batch_err"], "==", 0.0, "1 soft rank: batched = rows")
+    if facts["torchsort_err"] is not None:  # torchsort is optional
+        result.check(
+            "rank-torchsort",
+            facts["torchsort_err"],
+            "<=",
+            torchsort,
+            "1 soft rank: torchsort l2 to 1e-5",
+        )
+    result.check(
+        "rmse-ordered", facts["rmse_zero"], "==", 0.0, "2 rMSE: 0 when ordered with margin"
+    )
+    result.check(
+        "rmse-inversion",
+        facts["rmse_min_inversion"],
+        ">",
+        0.0,
+        "2 rMSE: > 0 on every inversion (m <= 6)",
+    )
+    result.check(
+        "rmse-monotone",
+        facts["rmse_transform_err"],
+        "<=",
+        monotone,
+        "2 rMSE: monotone-invariant to 1e-9",
+    )
+    tau_bar, rbrl_slack, plan_bar, flip_bar, pend_bar = 0.85, 0.02, 0.9, 0.05, 0.8
+    result.check("grid-tau", tau["R4"], ">=", tau_bar, f"3 GridWorld R4 tau >= {tau_bar}")
+    result.check(
+        "grid-tau-rbrl",
+        tau["R4"],
+        ">=",
+        tau["RbRL"] - rbrl_slack,
+        f"3 GridWorld R4 tau >= RbRL tau - {rbrl_slack}",
+    )
+    result.check(
+        "grid-tau-bt", tau["R4"], ">=", tau["BT"], "3 GridWorld R4 tau >= BT tau (500 pairs)"
+    )
+    result.check(
+        "grid-vi", vi_r4, ">=", plan_bar, f"4 value iteration on the R4 reward >= {plan_bar:.2f}"
+    )
+    result.check("grid-q", q_r4, ">=", plan_bar, f"4 Q-learning on the R4 reward >= {plan_bar:.2f}")
+    result.check(
+        "flip-drop", drop, "<=", flip_bar, f"5 10% adjacent flips lower R4 tau by <= {flip_bar}"
+    )
+    # the smallest margin of R4's tau over BT's among the small budgets (none: the check fails)
+    margin = float(np.min([a - b for a, b in eff.values()])) if eff else math.nan
+    result.check("small-budget", margin, ">=", 0.0, "6 R4 tau >= BT tau at B in {50, 100, 200}")
+    result.check("pend-tau", p_tau, ">=", pend_bar, f"7 Pendulum R4 tau >= {pend_bar:.2f}")
+    result.check(
+        "pend-cem",
+        p_ratio,
+        ">=",
+        pend_bar,
+        f"7 Pendulum CEM on the R4 reward >= {pend_bar:.0%} of true-reward CEM",
+    )
+
+
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
+    """Run the benchmark at the sizes of ``config``, build the tables, figure and checks."""
+    cfg = config
     out_dir = Path(out_dir)
     result = ExperimentResult("r4-rl", "R4 vs RbRL vs Bradley–Terry at equal feedback budget")
-    with _one_thread():
+    with single_thread():
         start = time.perf_counter()
         facts = soft_rank_facts()
         t_facts = time.perf_counter() - start
         grid = [
             _gridworld_seed(cfg, s, False)
-            for s in progress_bar(
+            for s in track(
                 cfg.seeds, enabled=progress, total=len(cfg.seeds), desc="gridworld seeds"
             )
         ]
         pend = [
             _pendulum_seed(cfg, s, False)
-            for s in progress_bar(
+            for s in track(
                 cfg.pend_seeds, enabled=progress, total=len(cfg.pend_seeds), desc="pendulum seeds"
             )
         ]
@@ -368,28 +481,33 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     for method in METHODS:
         t1.add_row(
             method,
-            **{
+            {
                 "Kendall τ held-out": [g["tau"][method, top] for g in grid],
                 "value iteration score": [g["vi"][method] for g in grid],
                 "Q-learning score": [g["q"][method] for g in grid],
                 "fit s": [g["fit_s"][method] for g in grid],
             },
         )
-    t1.add_row("R4, 10% ratings flipped", **{"Kendall τ held-out": [g["tau_flip"] for g in grid]})
     t1.add_row(
-        "oracle (true reward)",
-        **{
+        "R4-flip",
+        {"Kendall τ held-out": [g["tau_flip"] for g in grid]},
+        label="R4, 10% ratings flipped",
+    )
+    t1.add_row(
+        "oracle",
+        {
             "Kendall τ held-out": [g["tau_oracle"] for g in grid],
             "value iteration score": [g["vi_oracle"] for g in grid],
             "Q-learning score": [g["q_oracle"] for g in grid],
         },
+        label="oracle (true reward)",
     )
     t2 = ResultTable(
         f"GridWorld held-out Kendall τ vs feedback budget B, {n_g} seeds",
         [f"B={b}" for b in cfg.budgets],
     )
     for method in METHODS:
-        t2.add_row(method, **{f"B={b}": [g["tau"][method, b] for g in grid] for b in cfg.budgets})
+        t2.add_row(method, {f"B={b}": [g["tau"][method, b] for g in grid] for b in cfg.budgets})
     t3 = ResultTable(
         f"Pendulum-v1, B = {cfg.pend_budget}, {n_p} seeds (mean ± s.e.)",
         ["Kendall τ held-out", "CEM normalised true return", "fit s"],
@@ -398,40 +516,56 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     for method in METHODS:
         t3.add_row(
             method,
-            **{
+            {
                 "Kendall τ held-out": [p["tau"][method] for p in pend],
                 "CEM normalised true return": [p["score"][method] for p in pend],
                 "fit s": [p["fit_s"][method] for p in pend],
             },
         )
     t3.add_row(
-        "oracle (true reward)",
-        **{
+        "oracle",
+        {
             "Kendall τ held-out": [p["tau"]["oracle"] for p in pend],
             "CEM normalised true return": [p["score"]["oracle"] for p in pend],
         },
+        label="oracle (true reward)",
     )
     t0 = ResultTable(
         "Soft rank and rMSE facts (acceptance items 1–2)",
         ["value", "bar"],
     )
     ts = facts["torchsort_err"]
-    t0.add_row(
-        "max |r_ε − exact ranks|, gaps ≥ ε (float64)", value=facts["exact_rank_err"], bar="1e-12"
-    )
-    t0.add_row("max |r_ε − QP projection|, m ≤ 6 (scipy SLSQP)", value=facts["qp_err"], bar="1e-6")
-    t0.add_row("gradcheck float64", value=facts["gradcheck"], bar="pass")
-    t0.add_row("max |batched − row by row|", value=facts["batch_err"], bar="0")
-    t0.add_row("max |r_ε − torchsort l2|", value="not importable" if ts is None else ts, bar="1e-5")
-    t0.add_row("rMSE on ordered vectors with gaps ≥ ε", value=facts["rmse_zero"], bar="0")
-    t0.add_row(
-        "min rMSE over permutations with an inversion", value=facts["rmse_min_inversion"], bar="> 0"
-    )
-    t0.add_row(
-        "max |rMSE(f(Ĝ)) − rMSE(Ĝ)|, f = exp, cube, ε = 1e-6",
-        value=facts["rmse_transform_err"],
-        bar="1e-9",
-    )
+    for row, label, value, bar in (
+        (
+            "exact-ranks",
+            "max |r_ε − exact ranks|, gaps ≥ ε (float64)",
+            facts["exact_rank_err"],
+            "1e-12",
+        ),
+        ("qp", "max |r_ε − QP projection|, m ≤ 6 (scipy SLSQP)", facts["qp_err"], "1e-6"),
+        ("gradcheck", "gradcheck float64", facts["gradcheck"], "pass"),
+        ("batched", "max |batched − row by row|", facts["batch_err"], "0"),
+        (
+            "torchsort",
+            "max |r_ε − torchsort l2|",
+            "not importable" if ts is None else ts,
+            "1e-5",
+        ),
+        ("rmse-ordered", "rMSE on ordered vectors with gaps ≥ ε", facts["rmse_zero"], "0"),
+        (
+            "rmse-inversion",
+            "min rMSE over permutations with an inversion",
+            facts["rmse_min_inversion"],
+            "> 0",
+        ),
+        (
+            "rmse-monotone",
+            "max |rMSE(f(Ĝ)) − rMSE(Ĝ)|, f = exp, cube, ε = 1e-6",
+            facts["rmse_transform_err"],
+            "1e-9",
+        ),
+    ):
+        t0.add_row(row, {"value": value, "bar": bar}, label=label)
     result.tables = [t0, t1, t2, t3]
     if out_dir is not None:
         result.figures.append(_figure(out_dir, grid, pend, cfg))
@@ -446,30 +580,7 @@ def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
     }
     p_tau = _mean([p["tau"]["R4"] for p in pend])
     p_ratio = _mean([p["score"]["R4"] for p in pend]) / _mean([p["score"]["oracle"] for p in pend])
-    item1 = (
-        facts["exact_rank_err"] <= 1e-12
-        and facts["qp_err"] <= 1e-6
-        and bool(facts["gradcheck"])
-        and facts["batch_err"] == 0.0
-        and (ts is None or ts <= 1e-5)
-    )
-    result.checks = {
-        "1 soft rank: exact ranks to 1e-12, QP to 1e-6, gradcheck, batched = rows, torchsort to 1e-5": item1,
-        "2 rMSE: 0 when ordered with margin, > 0 on every inversion (m <= 6), monotone-invariant to 1e-9": (
-            facts["rmse_zero"] == 0.0
-            and facts["rmse_min_inversion"] > 0
-            and facts["rmse_transform_err"] <= 1e-9
-        ),
-        "3 GridWorld R4 tau >= 0.85, >= RbRL - 0.02, >= BT (500 pairs)": (
-            tau["R4"] >= 0.85 and tau["R4"] >= tau["RbRL"] - 0.02 and tau["R4"] >= tau["BT"]
-        ),
-        "4 value iteration and Q-learning on the R4 reward >= 0.90": vi_r4 >= 0.9 and q_r4 >= 0.9,
-        "5 10% adjacent flips lower R4 tau by <= 0.05": drop <= 0.05,
-        "6 R4 tau >= BT tau at B in {50, 100, 200}": bool(small)
-        and all(a >= b for a, b in eff.values()),
-        "7 Pendulum R4 tau >= 0.80 and CEM >= 80% of true-reward CEM": p_tau >= 0.8
-        and p_ratio >= 0.8,
-    }
+    _checks(result, facts, tau, vi_r4, q_r4, drop, eff, p_tau, p_ratio)
     result.notes = [
         f"soft-rank facts measured in {t_facts:.1f} s; torchsort "
         + ("not importable (comparison skipped)" if ts is None else f"agrees to {ts:.1e}"),
@@ -494,4 +605,6 @@ EXPERIMENT = Experiment(
     "r4-rl",
     "R4 (rMSE on ratings) vs RbRL vs Bradley–Terry at equal feedback: τ, policy score, budget curve",
     reproduce,
+    QUICK,
+    FULL,
 )
