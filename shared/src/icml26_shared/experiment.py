@@ -328,7 +328,7 @@ class ExperimentResult:
     def passed(self) -> bool:
         """True when at least one check was recorded and every recorded check passed (a run
         that checked nothing has shown nothing)."""
-        return bool(self.checks) and all(self.checks.values())
+        return bool(self.checks) and all(bool(v) for v in self.checks.values())
 
     def to_markdown(self, relative_to: Path | None = None) -> str:
         mode = "quick" if self.quick else "full"
@@ -380,7 +380,7 @@ class ExperimentResult:
             "commit": self.commit,
             "cpu": self.cpu,
             "passed": self.passed,
-            "checks": self.checks,
+            "checks": {k: bool(v) for k, v in self.checks.items()},
             "check_values": [c.to_dict() for c in self.details],
             "config": self.config,
             "overrides": self.overrides,
