@@ -7,7 +7,7 @@ whole batch is handed to ProxSuite's dense ``BatchQP`` and solved by
 :func:`forward_threads`),
 with the same ProxQP algorithm and tolerance as the per-problem path; the duals, the
 feasibility check and the active sets are post-processed exactly as there
-(:func:`dxpp._solve.finish_solution`). A problem ProxQP does not report as solved goes back
+(:func:`dxpp._finish.finish_solution`). A problem ProxQP does not report as solved goes back
 to the per-problem path (with ``solver="auto"``'s fallback to the next backend and its
 ``QPError``).
 
@@ -30,6 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from icml26_shared.threads import threads
+
+from ._finish import finish_solution
 from ._types import POWER_ITERATIONS, power_start
 from ._validate import QPData, QPError
 
@@ -76,22 +79,20 @@ def forward_threads() -> int:
 
 def _solve_keeping_threads(dense: Any, qps: Any) -> None:
     """``solve_in_parallel`` calls ``omp_set_num_threads``, which (one OpenMP runtime per
-    process) would leave the caller's torch on that many threads: the count is restored."""
+    process) would leave the caller's torch on that many threads: the count is restored
+    (``icml26_shared.threads.threads`` at the caller's own count restores it on exit)."""
     torch = sys.modules.get("torch")
-    before = torch.get_num_threads() if torch is not None else None
-    try:
+    if torch is None:
         dense.solve_in_parallel(qps, forward_threads())
-    finally:
-        if torch is not None and torch.get_num_threads() != before:
-            torch.set_num_threads(before)
+        return
+    with threads(torch.get_num_threads()):
+        dense.solve_in_parallel(qps, forward_threads())
 
 
 def solve_batched(data: QPData, tol: float, active_tol: float) -> dict[int, tuple]:
     """Solve every problem of a dense batch with ProxQP's ``BatchQP``; returns the finished
     ``(x, ν, μ, active, weak)`` of the problems it solved, keyed by batch index (the others
     are left to the per-problem path)."""
-    from ._solve import finish_solution
-
     dense = _proxsuite().proxqp.dense
     solved_status = _proxsuite().proxqp.QPSolverOutput.PROXQP_SOLVED
     n, m, p = data.n, data.m, data.p
@@ -155,7 +156,7 @@ def finish_batch(
     tol: float,
     active_tol: float,
 ) -> list[tuple | None]:
-    """:func:`dxpp._solve.finish_solution` for many problems at once (the same tests, as
+    """:func:`dxpp._finish.finish_solution` for many problems at once (the same tests, as
     batched array operations); ``None`` where a problem needs the per-problem treatment
     (constraint violation, non-finite duals)."""
     Q = _stack(data.Q, idx)

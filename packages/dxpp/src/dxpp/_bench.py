@@ -9,9 +9,8 @@ All timings run single-threaded (BLAS and torch), because the benchmark machine 
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,51 +25,25 @@ from ._reference import kkt_vjp
 from ._solve import solve_qp
 from ._types import QPGrad, QPSolution
 
-__all__ = ["Row", "dense_case", "simplex_case", "single_thread", "sparse_case"]
+__all__ = ["Row", "dense_case", "simplex_case", "sparse_case"]
 
 NAMES = ("Q", "q", "G", "h", "A", "b")
 
 
 @dataclass
 class Row:
-    """One method on one problem: seconds and gradient error (``nan`` when not measured)."""
+    """One method on one problem: seconds and gradient error (``nan`` when not measured), and
+    the label tables show for it (rows are keyed by a short stable id)."""
 
     forward: float = float("nan")
     backward: float = float("nan")
     error: float = float("nan")
     note: str = ""
+    label: str = ""
 
     @property
     def total(self) -> float:
         return self.forward + self.backward
-
-
-@contextlib.contextmanager
-def single_thread() -> Iterator[None]:
-    """Limit BLAS (threadpoolctl, if installed) and torch to one thread inside the block."""
-    stack = contextlib.ExitStack()
-    try:
-        from threadpoolctl import threadpool_limits
-
-        stack.enter_context(threadpool_limits(1))
-    except ImportError:  # pragma: no cover
-        pass
-    torch_threads = None
-    try:
-        import torch
-
-        torch_threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        with stack:
-            yield
-    finally:
-        if torch_threads is not None:
-            import torch
-
-            torch.set_num_threads(torch_threads)
 
 
 def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[Any, float]:
@@ -128,6 +101,20 @@ def _qpth(qp: QP, g: NDArray) -> tuple[Row, list]:
     return _torch_peer(lambda *a: QPFunction(verbose=-1)(*a), qp, g)
 
 
+def _proxsuite(qp: QP, g: NDArray) -> tuple[Row, list]:
+    """ProxSuite's torch layer at its defaults; its ``(Q, p, A, b, G, l, u)`` order, with
+    ``l = −1e20`` (no lower side), gradients mapped back to ``(Q, q, G, h, A, b)``."""
+    import torch
+    from proxsuite.torch.qplayer import QPFunction
+
+    layer = QPFunction()
+
+    def call(Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -> Any:
+        return layer(Q, q, A, b, G, torch.full_like(h, -1e20), h)[0]
+
+    return _torch_peer(call, qp, g)
+
+
 def _dqp(qp: QP, g: NDArray) -> tuple[Row, list]:
     import io
     from contextlib import redirect_stdout
@@ -172,10 +159,12 @@ def _cvxpylayers(qp: QP, g: NDArray) -> tuple[Row, list]:
     ]
 
 
-PEERS: dict[str, Callable[[QP, NDArray], tuple[Row, list]]] = {
-    "qpth (OptNet)": _qpth,
-    "dQP (PIQP + LU)": _dqp,
-    "cvxpylayers": _cvxpylayers,
+#: peers by id: (label, runner)
+PEERS: dict[str, tuple[str, Callable[[QP, NDArray], tuple[Row, list]]]] = {
+    "qpth": ("qpth (OptNet)", _qpth),
+    "proxsuite": ("ProxSuite QPFunction", _proxsuite),
+    "dqp": ("dQP (PIQP + LU)", _dqp),
+    "cvxpylayers": ("cvxpylayers", _cvxpylayers),
 }
 
 
@@ -199,13 +188,16 @@ def _torch_rows(qp: QP, sol: QPSolution, g: NDArray, tf: float, ref: QPGrad) -> 
 
     backward()
     _, tb = _timed(backward, REPEAT)
-    rows = {"dxpp.torch backward": Row(tf, tb, grad_error([a.grad.numpy() for a in args], ref))}
+    grads = [a.grad.numpy() for a in args]
+    rows = {"dxpp_torch": Row(tf, tb, grad_error(grads, ref), label="dxpp.torch backward")}
     for kind in ("full", "reduced"):
         out, t = _timed(
             lambda k=kind: torch_kkt_vjp(*args, x, nu, mu, sol.active, g, kind=k), REPEAT
         )
         grads = [None if o is None else o.numpy() for o in out]
-        rows[f"{kind} KKT LU (torch)"] = Row(tf, t, grad_error(grads, ref))
+        rows[f"{kind}_kkt_torch"] = Row(
+            tf, t, grad_error(grads, ref), label=f"{kind} KKT LU (torch)"
+        )
     return rows
 
 
@@ -226,27 +218,32 @@ def dense_case(
     prof: dict[str, Any] = {} if profile is None else profile
     ours, tb = _timed(lambda: qp_vjp(*qp, sol, g), REPEAT)
     qp_vjp(*qp, sol, g, profile=prof)  # one more call, profiled
-    rows["dxpp penalty (auto: " + sol.solver + ")"] = Row(tf, tb, grad_error(ours, ref))
+    label = f"dxpp penalty (auto: {sol.solver})"
+    rows["dxpp_penalty"] = Row(tf, tb, grad_error(ours, ref), label=label)
     ours0, tb0 = _timed(lambda: qp_vjp(*qp, sol, g, refine=0), REPEAT)
-    rows["dxpp penalty, refine=0 (paper)"] = Row(tf, tb0, grad_error(ours0, ref))
+    label = "dxpp penalty, refine=0 (paper)"
+    rows["dxpp_refine0"] = Row(tf, tb0, grad_error(ours0, ref), label=label)
     ex, te = _timed(lambda: qp_vjp(*qp, sol, g, mode="exact"), REPEAT)
-    rows["dxpp exact (reduced KKT)"] = Row(tf, te, grad_error(ex, ref))
+    rows["dxpp_exact"] = Row(tf, te, grad_error(ex, ref), label="dxpp exact (reduced KKT)")
     full, tfull = _timed(
         lambda: kkt_vjp(*qp, sol.x, sol.nu, sol.mu, sol.active, g, kind="full"), REPEAT
     )
-    rows["full KKT LU (OptNet-style)"] = Row(tf, tfull, grad_error(full, ref))
-    rows["reduced KKT LU (reference)"] = Row(tf, t_red, 0.0)
+    label = "full KKT LU (OptNet-style)"
+    rows["full_kkt"] = Row(tf, tfull, grad_error(full, ref), label=label)
+    rows["reduced_kkt"] = Row(tf, t_red, 0.0, label="reduced KKT LU (reference)")
     rows.update(_torch_rows(qp, sol, g, tf, ref))
-    for name in peers:
-        if name == "cvxpylayers" and n > cvxpylayers_max_n:
+    for peer in peers:
+        label, run = PEERS[peer]
+        if peer == "cvxpylayers" and n > cvxpylayers_max_n:
             continue
         try:
-            row, grads = PEERS[name](qp, g)
+            row, grads = run(qp, g)
         except ImportError as exc:
-            rows[name] = Row(note=f"not installed ({exc.name})")
+            rows[peer] = Row(note=f"not installed ({exc.name})", label=label)
             continue
         row.error = grad_error(grads, ref)
-        rows[name] = row
+        row.label = label
+        rows[peer] = row
     return rows
 
 
@@ -283,9 +280,11 @@ def sparse_case(qp: QP, seed: int = 0) -> dict[str, Row]:
     ours, tb = _timed(lambda: qp_vjp(*qp, sol, g), REPEAT)
     ldl, t_ldl = _timed(lambda: _sparse_kkt_ldl(qp, sol, g), REPEAT)
     return {
-        f"dxpp penalty (auto: {sol.solver})": Row(tf, tb, grad_error(ours, ref)),
-        "reduced KKT LDLᵀ (qdldl)": Row(tf, t_ldl, grad_error(ldl, ref)),
-        "reduced KKT LU (SuperLU, dxpp exact)": Row(tf, t_lu, 0.0),
+        "dxpp_penalty": Row(
+            tf, tb, grad_error(ours, ref), label=f"dxpp penalty (auto: {sol.solver})"
+        ),
+        "kkt_ldl": Row(tf, t_ldl, grad_error(ldl, ref), label="reduced KKT LDLᵀ (qdldl)"),
+        "kkt_lu": Row(tf, t_lu, 0.0, label="reduced KKT LU (SuperLU, dxpp exact)"),
     }
 
 
@@ -302,6 +301,6 @@ def simplex_case(n: int, seed: int = 0) -> dict[str, Row]:
     ex, te = _timed(lambda: qp_vjp(*qp, sol, g, mode="exact"))
     err_ex = float(np.linalg.norm(ex.q - closed) / np.linalg.norm(closed))
     return {
-        f"dxpp penalty (auto: {sol.solver})": Row(tf, tb, err),
-        "dxpp exact (reduced KKT, SuperLU)": Row(tf, te, err_ex),
+        "dxpp_penalty": Row(tf, tb, err, label=f"dxpp penalty (auto: {sol.solver})"),
+        "dxpp_exact": Row(tf, te, err_ex, label="dxpp exact (reduced KKT, SuperLU)"),
     }

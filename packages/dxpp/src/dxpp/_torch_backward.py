@@ -36,6 +36,8 @@ from typing import Any, NamedTuple
 
 import torch
 
+from icml26_shared.threads import single_thread, threads
+
 from ._defaults import BETA, REFINE, C, Mode
 from ._types import NON_UNIQUE_WARNING, POWER_ITERATIONS, RETRY_RESIDUAL, power_start
 
@@ -181,35 +183,37 @@ SERIAL_MAX_N = 1024
 _CALLER = threading.local()  # the caller's thread count while the backward runs on one
 
 
+#: n from which the CPU backward switches to one thread: below it torch's kernels are too
+#: small to use a second thread, and the switch itself (``icml26_shared.threads.threads``,
+#: which also limits the BLAS pools) costs about 1.3 ms per call
+ONE_THREAD_MIN_N = 256
+
+
 @contextmanager
 def _one_thread(on: bool) -> Iterator[None]:
-    """Run the block on one intra-op thread (``torch.set_num_threads(1)``), restoring the
-    caller's setting afterwards, when ``on`` and torch uses more than one thread."""
+    """Run the block on one intra-op thread (``icml26_shared.threads.single_thread``),
+    restoring the caller's settings afterwards, when ``on`` and torch uses more than one
+    thread."""
     k = torch.get_num_threads()
     if not on or k == 1:
         yield
         return
     outer = getattr(_CALLER, "threads", None)
     _CALLER.threads = k if outer is None else outer
-    torch.set_num_threads(1)
     try:
-        yield
+        with single_thread():
+            yield
     finally:
-        torch.set_num_threads(k)
         _CALLER.threads = outer
 
 
 @contextmanager
 def _threads(k: int) -> Iterator[None]:
-    before = torch.get_num_threads()
-    if k == before:
+    if k == torch.get_num_threads():
         yield
         return
-    torch.set_num_threads(k)
-    try:
+    with threads(k):
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def others_running() -> int | None:
@@ -447,14 +451,16 @@ def torch_vjp(
     per-problem ones. Vector gradients are always per problem. ``q_norm`` ``(B,)``: the
     forward's estimates of ``‖Q_b‖₂`` (the same power iteration), else computed here.
 
-    Threads: on the CPU with ``n ≤ SERIAL_MAX_N`` the whole backward runs on one intra-op
-    thread (``torch.set_num_threads(1)`` for the call, the caller's setting restored after).
+    Threads: on the CPU with ``ONE_THREAD_MIN_N ≤ n ≤ SERIAL_MAX_N`` the whole backward runs
+    on one intra-op thread (``icml26_shared.threads.single_thread`` for the call, the caller's
+    settings restored after).
     Its kernels are small or barrier-heavy (batched GEMMs of a few MB, ``potrf`` panels,
     triangular solves); on two threads they ran faster only on an idle machine and several
     times slower beside one busy process, where each barrier waits for a descheduled thread.
     Larger problems keep torch's pool.
     """
-    with _one_thread(g.device.type == "cpu" and Q.shape[-1] <= SERIAL_MAX_N):
+    n = Q.shape[-1]
+    with _one_thread(g.device.type == "cpu" and ONE_THREAD_MIN_N <= n <= SERIAL_MAX_N):
         return _dense_vjp(
             Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm
         )
