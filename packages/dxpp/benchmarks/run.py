@@ -11,6 +11,10 @@
    pattern and with the symbolic factorisation reused, its overhead over its own qdldl
    factorisation, and the reduced-KKT qdldl LDLᵀ (``dxpp.baselines.sparse_kkt_ldl_vjp``).
 3. Simplex projection n = 1e5: forward + backward time, error vs the closed form.
+4. End to end (``end_to_end.py``): an OptNet 4×4 Sudoku training step (B = 1, 8, 128) and a
+   long-only Markowitz forward + backward (n = 50 … 500) with ProxSuite's torch layer, qpth
+   and cvxpylayers, lock-step on one thread, idle and beside one busy process
+   (``--only end-to-end`` runs this part alone).
 
 Every row records the load average it was measured under. Imports only public names.
 """
@@ -25,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import end_to_end  # this folder: the end-to-end workloads
 import numpy as np
 import torch
 
@@ -167,6 +172,12 @@ def main() -> None:
     ap.add_argument("--no-busy", action="store_true", help="skip the busy-process condition")
     ap.add_argument("--out", default="reports/bench/dxpp.json")
     ap.add_argument(
+        "--only",
+        choices=("all", "end-to-end"),
+        default="all",
+        help="end-to-end: only the Sudoku/Markowitz training-step comparison",
+    )
+    ap.add_argument(
         "--threads",
         type=int,
         default=None,
@@ -176,6 +187,15 @@ def main() -> None:
     if a.threads is not None:
         torch.set_num_threads(a.threads)
     report = BenchReport("dxpp", quick=a.quick)
+    e2e = end_to_end.run_all(report, quick=a.quick, condition="idle")
+    print("\nend to end, idle (peer time ÷ dxpp's)\n" + end_to_end.ratio_table(e2e), flush=True)
+    if not a.no_busy:
+        with end_to_end.busy_process():
+            e2e = end_to_end.run_all(report, quick=a.quick, condition="one busy process")
+        print("\nend to end, beside one busy process\n" + end_to_end.ratio_table(e2e), flush=True)
+    if a.only == "end-to-end":
+        print(f"written to {report.write(a.out)}")
+        return
     report.machine["torch_threads"] = torch.get_num_threads()
     report.machine["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY")
     sizes = [200, 500] if a.quick else [200, 500, 800, 1000]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import (
     check_choice,
@@ -21,7 +21,7 @@ from icml26_shared.checks import (
 from ._backward import vjp_data
 from ._defaults import ACTIVE_TOL, BETA, MODE, MODES, REFINE, SOLVER, C, Mode
 from ._solve import resolve_tolerance, solve_data
-from ._types import QPGrad, QPSolution
+from ._types import MatrixLike, QPGrad, QPSolution
 from ._validate import QPData, canonicalize
 
 __all__ = ["LayerOptions", "qp_vjp", "rebatch", "to_input_shapes"]
@@ -80,20 +80,20 @@ def _shape(v: Any) -> tuple[int, ...] | None:
 
 
 def qp_vjp(
-    Q: Any,
-    q: Any,
-    G: Any,
-    h: Any,
-    A: Any,
-    b: Any,
+    Q: MatrixLike,
+    q: ArrayLike,
+    G: MatrixLike | None,
+    h: ArrayLike | None,
+    A: MatrixLike | None,
+    b: ArrayLike | None,
     solution: QPSolution,
-    grad_x: Any,
+    grad_x: ArrayLike,
     *,
     mode: Mode = MODE,
     beta: float = BETA,
     c: float = C,
     refine: int = REFINE,
-    profile: dict[str, Any] | None = None,
+    profile: dict[str, float | str] | None = None,
 ) -> QPGrad:
     """Gradients of a loss w.r.t. ``(Q, q, G, h, A, b)`` given ``∂L/∂x*`` (numpy/scipy).
 
@@ -161,7 +161,7 @@ class LayerOptions:
     tol: float | None = None
     active_tol: float = ACTIVE_TOL
     check_psd: bool = True
-    solver_kwargs: tuple[tuple[str, Any], ...] = ()
+    solver_kwargs: tuple[tuple[str, object], ...] = ()
 
     @classmethod
     def check(
@@ -175,7 +175,7 @@ class LayerOptions:
         tol: float | None = None,
         active_tol: float = ACTIVE_TOL,
         check_psd: bool = True,
-        solver_kwargs: dict[str, Any] | None = None,
+        solver_kwargs: dict[str, object] | None = None,
     ) -> LayerOptions:
         """Validate every option (the error names the option) and build the record."""
         if not isinstance(solver, str):

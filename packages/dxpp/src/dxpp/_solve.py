@@ -30,7 +30,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from icml26_shared.checks import check_positive
 
@@ -38,7 +38,7 @@ from ._batched import solve_batched, use_batched
 from ._bounds import BoundRows, bounds_of, row_duals
 from ._defaults import ACTIVE_TOL, BETA, SOLVER
 from ._finish import finish_solution
-from ._types import QPSolution
+from ._types import MatrixLike, QPSolution
 from ._validate import QPData, QPError, canonicalize
 
 __all__ = ["QPSolution", "auto_solver", "solve_data", "solve_qp", "solver_options"]
@@ -256,7 +256,7 @@ def solve_data(
     tol: float | None = None,
     beta: float = BETA,
     active_tol: float = ACTIVE_TOL,
-    solver_kwargs: dict[str, Any] | None = None,
+    solver_kwargs: dict[str, object] | None = None,
 ) -> QPSolution:
     """Solve every problem of a canonical batch; float64 arrays with a batch axis."""
     tol = resolve_tolerance(tol, beta)
@@ -343,19 +343,19 @@ def unbatch(sol: QPSolution, data: QPData) -> QPSolution:
 
 
 def solve_qp(
-    Q: Any,
-    q: Any,
-    G: Any = None,
-    h: Any = None,
-    A: Any = None,
-    b: Any = None,
+    Q: MatrixLike,
+    q: ArrayLike,
+    G: MatrixLike | None = None,
+    h: ArrayLike | None = None,
+    A: MatrixLike | None = None,
+    b: ArrayLike | None = None,
     *,
     solver: str = SOLVER,
     tol: float | None = None,
     beta: float = BETA,
     active_tol: float = ACTIVE_TOL,
     check_psd: bool = True,
-    solver_kwargs: dict[str, Any] | None = None,
+    solver_kwargs: dict[str, object] | None = None,
 ) -> QPSolution:
     """Solve ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (numpy/scipy, no autograd).
 

@@ -7,9 +7,26 @@ import functools
 from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["POWER_ITERATIONS", "QPGrad", "QPSolution", "power_start", "spectral_norm"]
+__all__ = [
+    "POWER_ITERATIONS",
+    "FloatArray",
+    "Gradient",
+    "MatrixLike",
+    "QPGrad",
+    "QPSolution",
+    "power_start",
+    "spectral_norm",
+]
+
+#: a float array (float64, or float32 where the input was float32)
+FloatArray = NDArray[np.floating[Any]]
+#: a dense matrix (anything numpy converts) or a scipy sparse matrix
+MatrixLike = ArrayLike | sp.spmatrix | sp.sparray
+#: a gradient: dense, on a sparse input's pattern, or None for an absent G/A
+Gradient = FloatArray | sp.spmatrix | sp.sparray | None
 
 #: backward error of the reduced KKT system below which an unconverged penalty solve is kept;
 #: above it (and without convergence) the solve is redone with the weights ×10³, at most twice
@@ -39,9 +56,9 @@ class QPSolution(NamedTuple):
         solver: the ``qpsolvers`` backend used.
     """
 
-    x: NDArray[Any]
-    nu: NDArray[Any]
-    mu: NDArray[Any]
+    x: FloatArray
+    nu: FloatArray
+    mu: FloatArray
     active: NDArray[np.bool_]
     weakly_active: NDArray[np.bool_]
     solver: str
@@ -50,12 +67,12 @@ class QPSolution(NamedTuple):
 class QPGrad(NamedTuple):
     """Gradients of a scalar loss w.r.t. ``(Q, q, G, h, A, b)`` (``None`` for absent G/A)."""
 
-    Q: Any
-    q: Any
-    G: Any
-    h: Any
-    A: Any
-    b: Any
+    Q: Gradient
+    q: Gradient
+    G: Gradient
+    h: Gradient
+    A: Gradient
+    b: Gradient
 
 
 @functools.lru_cache(maxsize=16)
@@ -71,7 +88,7 @@ def power_start(n: int) -> NDArray[np.float64]:
     return _power_start(int(n))
 
 
-def spectral_norm(Q: Any, iters: int = POWER_ITERATIONS) -> float:
+def spectral_norm(Q: MatrixLike, iters: int = POWER_ITERATIONS) -> float:
     """Power-iteration estimate of ‖Q‖₂ for a PSD matrix (dense or sparse), O(iters·nnz)."""
     v = power_start(Q.shape[0])
     lam = 0.0

@@ -28,6 +28,7 @@ from typing import Any
 try:
     import jax
     import jax.numpy as jnp
+    from jax.typing import ArrayLike
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError("dxpp.jax needs JAX: install it with `pip install dxpp[jax]`") from exc
 
@@ -243,12 +244,12 @@ def _run(opts: LayerOptions, Q: Any, q: Any, G: Any, h: Any, A: Any, b: Any) -> 
 
 
 def qp_solve(
-    Q: Any,
-    q: Any,
-    G: Any = None,
-    h: Any = None,
-    A: Any = None,
-    b: Any = None,
+    Q: ArrayLike,
+    q: ArrayLike,
+    G: ArrayLike | None = None,
+    h: ArrayLike | None = None,
+    A: ArrayLike | None = None,
+    b: ArrayLike | None = None,
     *,
     solver: str = SOLVER,
     mode: Mode = MODE,
@@ -258,7 +259,7 @@ def qp_solve(
     tol: float | None = None,
     active_tol: float = ACTIVE_TOL,
     check_psd: bool = True,
-    solver_kwargs: dict[str, Any] | None = None,
+    solver_kwargs: dict[str, object] | None = None,
 ) -> jax.Array:
     """Differentiable ``x*`` of ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (``jax.custom_vjp``).
 
@@ -315,7 +316,7 @@ class QPLayer:
         tol: float | None = None,
         active_tol: float = ACTIVE_TOL,
         check_psd: bool = True,
-        solver_kwargs: dict[str, Any] | None = None,
+        solver_kwargs: dict[str, object] | None = None,
     ) -> None:
         self.opts = LayerOptions.check(
             solver=solver,
@@ -330,7 +331,13 @@ class QPLayer:
         )
 
     def __call__(
-        self, Q: Any, q: Any, G: Any = None, h: Any = None, A: Any = None, b: Any = None
+        self,
+        Q: ArrayLike,
+        q: ArrayLike,
+        G: ArrayLike | None = None,
+        h: ArrayLike | None = None,
+        A: ArrayLike | None = None,
+        b: ArrayLike | None = None,
     ) -> jax.Array:
         """Solve; see :func:`qp_solve`."""
         return _run(self.opts, Q, q, G, h, A, b)

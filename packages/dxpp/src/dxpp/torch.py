@@ -18,7 +18,8 @@ References:
 from __future__ import annotations
 
 import functools
-from typing import Any
+from enum import Enum
+from typing import Any, TypedDict, Unpack
 
 try:
     import torch
@@ -284,7 +285,7 @@ def qp_solve(
     tol: float | None = None,
     active_tol: float = ACTIVE_TOL,
     check_psd: bool = True,
-    solver_kwargs: dict[str, Any] | None = None,
+    solver_kwargs: dict[str, object] | None = None,
 ) -> torch.Tensor:
     """Differentiable ``x*`` of ``min ½xᵀQx + qᵀx s.t. Gx ≤ h, Ax = b`` (functional form of
     :class:`QPLayer`, the same name and options as :func:`dxpp.jax.qp_solve`).
@@ -357,7 +358,7 @@ class QPLayer(torch.nn.Module):
         active_tol: float = ACTIVE_TOL,
         return_duals: bool = False,
         check_psd: bool = True,
-        solver_kwargs: dict[str, Any] | None = None,
+        solver_kwargs: dict[str, object] | None = None,
     ) -> None:
         super().__init__()
         self.opts = LayerOptions.check(
@@ -381,7 +382,7 @@ class QPLayer(torch.nn.Module):
         h: torch.Tensor | None = None,
         A: torch.Tensor | None = None,
         b: torch.Tensor | None = None,
-    ) -> Any:
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Solve and return ``x*`` (and ``(ν*, μ*)`` when ``return_duals``)."""
         x, nu, mu = _apply(self.opts, Q, q, G, h, A, b)
         return (x, nu, mu) if self.return_duals else x
@@ -400,6 +401,17 @@ class _ScaleGrad(torch.autograd.Function):
 
 def _none_if_empty(t: Any) -> Any:
     return None if t is None or (isinstance(t, torch.Tensor) and t.numel() == 0) else t
+
+
+class LayerKwargs(TypedDict, total=False):
+    """The :class:`QPLayer` options :class:`QPFunction` passes on."""
+
+    mode: Mode
+    beta: float
+    c: float
+    refine: int
+    active_tol: float
+    solver_kwargs: dict[str, object] | None
 
 
 class QPFunction:
@@ -445,10 +457,10 @@ class QPFunction:
         verbose: int = 0,
         notImprovedLim: int = 3,
         maxIter: int = 20,
-        solver: Any = "auto",
+        solver: str | Enum = "auto",
         check_Q_spd: bool = True,
         broadcast_grad: str = "mean",
-        **options: Any,
+        **options: Unpack[LayerKwargs],
     ) -> None:
         self.broadcast_grad = check_choice(broadcast_grad, "broadcast_grad", ("mean", "sum"))
         beta = options.pop("beta", BETA)
