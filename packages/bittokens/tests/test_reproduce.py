@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+import pickle
 
 import numpy as np
 import pytest
 
 from bittokens import _reproduce
 from bittokens._reproduce import QUICK, make_scheme, noise_exact_rate
+from icml26_shared.config import override
+from icml26_shared.jobs import RunPaused
 
 
-def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
+def _cells(out_dir):
+    """The cached cells of a run (one pickle per training run)."""
+    return [pickle.loads(p.read_bytes()) for p in sorted((out_dir / "cache").glob("*.pkl"))]
+
+
+def test_reproduce_pipeline_at_toy_size(tmp_path):
     tiny = dataclasses.replace(
         QUICK,
         tasks=("minmax", "mult"),
-        steps=(("minmax", 2), ("mult", 2)),
+        steps=(2, 2),
         batch_size=4,
         lrs=(1e-3,),
         seeds=(0,),
@@ -27,8 +34,7 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
         workers=1,
         multitask=False,
     )
-    monkeypatch.setattr(_reproduce, "QUICK", tiny)
-    res = _reproduce.reproduce(True, tmp_path, False)
+    res = _reproduce.reproduce(tiny, tmp_path, False)
     assert [t.title.split(",")[0] for t in res.tables] == [
         "Test scores",
         "Numeric answers: log-sMAPE and per-field bit accuracy (test",
@@ -46,26 +52,31 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch, torch_threads):
         "(a) bittokens minmax exact >= 0.95",
         "(d) bittokens mult >= xval + 0.1",
     }
-    # the time bar is for two workers; this toy run had one, so it cannot test it
-    assert "quick <= 4 min wall, 2 workers" not in res.checks
-    assert any("on 1 worker process(es)" in n for n in res.notes)
+    ids = {c.id for c in res.details}
+    assert ids == {"params", "noise", "a-minmax", "c-mult", "c-sign", "d-mult"}
+    d = next(c for c in res.details if c.id == "d-mult")  # the bar is xVal's score + 0.1
+    assert d.op == ">=" and d.bound == pytest.approx(res.tables[0].rows["xval"]["mult"].mean + 0.1)
+    # timing is reported, never checked
+    assert not any("wall" in label for label in res.checks)
+    assert any("on 1 worker process(es)" in n and "not checked" in n for n in res.notes)
     assert any(k.startswith("(c) bittokens mult sign accuracy >= 0.95") for k in res.checks)
     bits = res.tables[1]
-    assert list(bits.rows) == [f"{s} mult" for s in _reproduce.COMPARED]
+    assert list(bits.rows) == [f"{s}-mult" for s in _reproduce.COMPARED]
+    assert bits.label("xval-mult") == "xval mult"
     budget = res.tables[2]
     tokens = {k: budget.rows[k]["tokens"] for k in budget.rows}
     steps = {k: budget.rows[k]["steps"] for k in budget.rows}
     for t in ("minmax", "mult"):  # equal tokens (up to one step), different steps
-        ref = tokens[f"bittokens {t}"]
+        ref = tokens[f"bittokens-{t}"]
         for s in _reproduce.COMPARED:
-            per_step = tokens[f"{s} {t}"] / steps[f"{s} {t}"]
-            assert abs(tokens[f"{s} {t}"] - ref) <= per_step / 2 + 1e-9
-        assert steps[f"single-digit {t}"] < steps[f"bittokens {t}"] == 2
+            per_step = tokens[f"{s}-{t}"] / steps[f"{s}-{t}"]
+            assert abs(tokens[f"{s}-{t}"] - ref) <= per_step / 2 + 1e-9
+        assert steps[f"single-digit-{t}"] < steps[f"bittokens-{t}"] == 2
         assert (
-            budget.rows[f"bittokens {t}"]["FLOPs"]
-            == 6 * solo.rows["bittokens"]["params (non-emb.)"] * tokens[f"bittokens {t}"]
+            budget.rows[f"bittokens-{t}"]["FLOPs"]
+            == 6 * solo.rows["bittokens"]["params (non-emb.)"] * tokens[f"bittokens-{t}"]
         )
-    cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
+    cells = [c | {"tasks": list(c["test"])} for c in _cells(tmp_path)]
     assert len(cells) == 2 * 3 * 1  # tasks x schemes x seeds x one rate
     assert all(c["cpu_seconds"] > 0 for c in cells)
     assert {c["scheme"]: c["steps"] for c in cells if c["tasks"] == ["mult"]}["bittokens"] == 2
@@ -101,25 +112,21 @@ def test_lr_choice_reports_ties_instead_of_silently_taking_the_first():
     assert "tied at 0 for lr 0.003, 0.001" in note and "chose 0.003" in note
 
 
-def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path, monkeypatch, torch_threads):
-    monkeypatch.setattr(_reproduce, "FULL", _tiny_grid(("minmax",), steps=1))
-    res = _reproduce.reproduce(False, tmp_path, False)
-    cells = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
+def test_grid_mode_runs_grid_then_seeds_and_states_ties(tmp_path):
+    res = _reproduce.reproduce(_tiny_grid(("minmax",), steps=1), tmp_path, False)
+    cells = _cells(tmp_path)
     assert len(cells) == 2 * 2 + 2  # grid at seed 0, then seed 1 at the chosen rate
     assert list(res.tables[0].rows) == ["bittokens", "xval"]
     per_seed = next(t for t in res.tables if t.title.startswith("Test score per seed"))
-    assert list(per_seed.rows) == ["bittokens minmax", "xval minmax"]
+    assert list(per_seed.rows) == ["bittokens-minmax", "xval-minmax"]
     assert per_seed.columns == ["seed 0", "seed 1", "lr"]
     for scheme in ("bittokens", "xval"):
-        row = per_seed.rows[f"{scheme} minmax"]
+        row = per_seed.rows[f"{scheme}-minmax"]
         runs = [c for c in cells if c["scheme"] == scheme and c["lr"] == float(row["lr"])]
         assert sorted(c["seed"] for c in runs) == [0, 1]
         assert all(row[f"seed {c['seed']}"] == c["test"]["minmax"] for c in runs)
     # one step learns nothing: every validation score ties and the notes say so
     assert sum("validation scores tied" in n for n in res.notes) == 2
-    stages = [json.loads(x) for x in (tmp_path / "stages.jsonl").read_text().splitlines()]
-    two = min(r["workers"] for r in stages) >= 2  # the time bar needs the two workers it names
-    assert ("comparison <= 30 min wall, 2 workers" in res.checks) == two
 
 
 def _tiny_grid(tasks=("minmax", "add"), steps=2):
@@ -127,7 +134,7 @@ def _tiny_grid(tasks=("minmax", "add"), steps=2):
     return dataclasses.replace(
         QUICK,
         tasks=tasks,
-        steps=tuple((t, steps) for t in tasks),
+        steps=tuple(steps for _ in tasks),
         batch_size=4,
         lrs=(1e-3, 3e-3),
         seeds=(0, 1),
@@ -140,41 +147,51 @@ def _tiny_grid(tasks=("minmax", "add"), steps=2):
     )
 
 
-def test_split_half_is_a_balanced_partition():
-    cfg = dataclasses.replace(_reproduce.FULL, workers=1)
-    jobs = _reproduce._grid_jobs(cfg, _reproduce._groups(cfg))
-    a, b = _reproduce.split_half(jobs, 0), _reproduce.split_half(jobs, 1)
-    assert sorted(map(repr, a + b)) == sorted(map(repr, jobs)) and not set(a) & set(b)
-    cost_a, cost_b = (sum(_reproduce._cost(j) for j in h) for h in (a, b))
-    assert abs(cost_a - cost_b) <= max(_reproduce._cost(j) for j in jobs)
-    with pytest.raises(ValueError, match="half must be 0 or 1"):
-        _reproduce.split_half(jobs, 2)
+def _scores(result):
+    """Every table cell but the timings, by table title, row id and column."""
+    return {
+        (t.title, r, c): t.rows[r][c]
+        for t in result.tables
+        for r in t.rows
+        for c in t.rows[r]
+        if not c.startswith("train s")
+    }
 
 
-def test_comparison_in_parts_gives_the_one_shot_result(tmp_path, monkeypatch, torch_threads):
-    from bittokens import comparison
+def test_a_paused_run_resumes_to_the_uninterrupted_result(tmp_path):
+    cfg = _tiny_grid(("minmax",), steps=1)
+    whole = _reproduce.reproduce(cfg, tmp_path / "whole", False)
+    paused = dataclasses.replace(cfg, max_new_jobs=2)  # 4 grid cells, then 2 seed cells
+    calls = 0
+    while True:
+        calls += 1
+        try:
+            res = _reproduce.reproduce(paused, tmp_path / "parts", False)
+            break
+        except RunPaused as stop:
+            assert stop.code == 3
+    assert calls == 3  # 2 grid cells; the other 2 (a pause before the seeds); the 2 seeds
+    assert len(_cells(tmp_path / "parts")) == len(_cells(tmp_path / "whole")) == 6
+    assert _scores(res) == _scores(whole)
+    assert res.checks == whole.checks
+    # the run's controls are not part of the cache key: other values reuse every cell
+    _reproduce.reproduce(dataclasses.replace(cfg, max_new_jobs=1), tmp_path / "parts", False)
+    assert len(_cells(tmp_path / "parts")) == 6
 
-    monkeypatch.setattr(_reproduce, "FULL", _tiny_grid())
-    whole = _reproduce.reproduce(False, tmp_path / "whole", False)
-    parts = tmp_path / "parts"
-    with pytest.raises(ValueError, match="stage 'grid' must be finished first"):
-        comparison.main(["seeds", "--out", str(parts), "--no-progress"])
-    for half in ("0", "1"):
-        assert comparison.main(["grid", "--half", half, "--out", str(parts), "--no-progress"]) == 0
-    # a repeated slot resumes: nothing is left to run
-    assert comparison.main(["grid", "--half", "1", "--out", str(parts), "--no-progress"]) == 0
-    for half in ("0", "1"):
-        comparison.main(["seeds", "--half", half, "--out", str(parts), "--no-progress"])
-    comparison.main(["summary", "--out", str(parts)])
-    stages = [json.loads(x) for x in (parts / "stages.jsonl").read_text().splitlines()]
-    assert [s["cells"] for s in stages][2] == 0
-    assert sum(s["cells"] for s in stages) == 2 * 2 * 2 + 2 * 2  # grid, then seed 1
-    staged = json.loads((parts / "result.json").read_text())
-    one = json.loads(json.dumps(whole.tables[0].to_dict()["rows"]))
-    for scheme, row in staged["tables"][0]["rows"].items():  # scores, not timings
-        for col in ("minmax", "add", "tokens/number", "params (non-emb.)", "best lr"):
-            assert row[col] == one[scheme][col], (scheme, col)
-    assert staged["checks"].keys() == whole.checks.keys()
+
+def test_config_fields_are_named_and_checked():
+    cfg = override(QUICK, ["steps=300", "schemes=bittokens,xval", "exp_range=-2,2"])
+    assert cfg.steps_for("minmax") == 300 and cfg.schemes == ("bittokens", "xval")
+    assert cfg.exp_range == (-2, 2)
+    with pytest.raises(ValueError, match="unknown config key"):
+        override(QUICK, ["stepz=3"])
+    with pytest.raises(ValueError, match="steps must give one count per task"):
+        override(QUICK, ["tasks=minmax,add"])
+    with pytest.raises(ValueError, match="tasks must be among"):
+        override(QUICK, ["tasks=minmax@home"])
+    with pytest.raises(ValueError, match="max_new_jobs"):
+        override(QUICK, ["max_new_jobs=0"])
+    assert _reproduce.EXPERIMENT.config(quick=True) is QUICK
 
 
 def test_full_mode_is_the_acceptance_and_quick_mode_is_smaller():
@@ -185,6 +202,7 @@ def test_full_mode_is_the_acceptance_and_quick_mode_is_smaller():
     assert full.tasks == ("minmax", "add", "mult", "add@paper", "mult@paper")
     assert full.seeds == (0, 1, 2) and full.steps_for("mult") <= 2000
     assert set(full.schemes) == {"bittokens", "xval", "single-digit"} and full.workers == 2
+    assert full.max_new_jobs is None and quick.max_new_jobs is None
     assert full.solo and not full.multitask and len(full.lrs) > 1 and 0.02 in full.lrs
     assert set(quick.tasks) < set(full.tasks) and len(quick.seeds) < len(full.seeds)
     assert len(quick.lrs) == 1 and quick.schemes == full.schemes and quick.workers == 2

@@ -14,39 +14,45 @@ significant digits with decimal exponents -3..3 (BitTokens steps 900 / 900 / 200
 and Mult on the paper's range (up to 15 significant digits in [1e-14, 1e15); tasks ``add@paper``,
 ``mult@paper``, 700 BitTokens steps); batch 64; the rate of each (scheme, task) chosen from
 {0.02, 0.007} on validation with seed 0, then seeds 1 and 2 at it; mean and s.e. over 3 seeds.
-Quick mode (at most 4 minutes): MinMax and Mult on the small range, 600 BitTokens steps, 2 seeds,
-one rate (0.02, the paper's) for every scheme. One TinyGPT trunk (2 layers, d = 128, 4 heads);
-number heads sized so that non-embedding parameter totals stay within 10%.
+Quick mode (at most 4 minutes): MinMax on the small range, 600 BitTokens steps, 2 seeds, one
+rate (0.02, the paper's) for every scheme. One TinyGPT trunk (2 layers, d = 128, 4 heads);
+number heads sized so that non-embedding parameter totals stay within 10%. :class:`Config`
+holds every size (``--set key=value``).
 
-Every finished training cell is appended to ``out_dir/cells.jsonl`` (scores, per-field bit
-accuracy, lr, steps, tokens, wall and CPU seconds), so a stopped run leaves its measurements.
+Every training run (a cell: one scheme, task group, rate and seed) is a job of
+:class:`icml26_shared.jobs.JobRunner`, on one thread in one of ``workers`` processes: its result
+(scores, per-field bit accuracy, lr, steps, tokens, wall and CPU seconds) is cached under
+``out_dir/cache`` by the config and :data:`CODE_VERSION` the moment it ends, so a stopped run
+resumes; ``--set max_new_jobs=k`` runs at most k new cells per call (exit 3: run again). The
+grid (seed 0 at every rate) runs first; the other seeds then run at each (scheme, task)'s rate
+chosen on validation.
 
 Also measured: bit-exact decoding rate under uniform logit noise (acceptance item 3's figure).
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
 
+from icml26_shared.config import config_dict
 from icml26_shared.experiment import (
     Estimate,
     Experiment,
     ExperimentResult,
     ResultTable,
     cpu_share,
-    progress,
     require_matplotlib,
     save_figure,
 )
+from icml26_shared.jobs import Job, JobRunner, RunPaused
+from icml26_shared.threads import single_thread
 
 from ._baselines import DigitTokens, FoNE, SubwordTokens, XVal
 from ._codec import decode, encode
@@ -57,81 +63,110 @@ from ._tasks import PAPER_RANGE, TASKS, Task, make_task, score
 from ._train import fit
 
 __all__ = [
+    "CODE_VERSION",
     "EXPERIMENT",
-    "STAGES",
+    "FULL",
+    "QUICK",
     "Config",
     "make_scheme",
     "noise_exact_rate",
     "reproduce",
     "run_cell",
-    "run_stage",
-    "split_half",
-    "summarise",
 ]
 
-SCHEME_NAMES = ("bittokens", "single-digit", "subword", "xval", "fone")
-#: the schemes the reproduce runs compare (issue 13): BitTokens and the two named peers.
-COMPARED = ("bittokens", "single-digit", "xval")
+SchemeName = Literal["bittokens", "single-digit", "subword", "xval", "fone"]
+SCHEME_NAMES: tuple[str, ...] = get_args(SchemeName)
+#: the schemes the reproduce runs compare: BitTokens and the two named peers.
+COMPARED: tuple[SchemeName, ...] = ("bittokens", "single-digit", "xval")
+
+#: bumped when a cell's result changes for the same config (the job cache key's code part)
+CODE_VERSION = 1
 
 
 @dataclass(frozen=True)
 class Config:
-    """Sizes of one reproduce run.
+    """Sizes of one reproduce run (the defaults are the full mode).
 
-    ``tasks`` are task names, with ``@paper`` for the paper's number range (else at most
-    ``max_digits`` digits, exponents ``exp_range``); ``steps`` gives BitTokens' steps per task
-    name, which fix the task's token budget.
+    Attributes:
+        tasks: task names, ``@paper`` for the paper's number range (else at most
+            ``max_digits`` significant digits, decimal exponents ``exp_range``).
+        steps: BitTokens' steps per task (aligned with ``tasks``): the task's token budget.
+        batch_size: examples per step.
+        lrs: the learning-rate grid (seed 0 at every rate, the other seeds at the rate chosen on
+            validation; with one rate every seed runs at it).
+        seeds: training seeds (the first one chooses the rate).
+        n_train, n_val, n_test: training examples (split over a multi-task model's tasks),
+            validation and test examples per task.
+        curve_points: validation points along each training run.
+        multitask: also train one model on all tasks.
+        solo: train one model per task.
+        d: model width.
+        workers: worker processes (at most the cores the run may keep busy).
+        schemes: the number schemes compared.
+        max_digits, exp_range: the small number range.
+        max_new_jobs: run at most this many uncached cells, then stop (exit 3: run again).
     """
 
-    tasks: tuple[str, ...]
-    steps: tuple[tuple[str, int], ...]
-    batch_size: int
-    lrs: tuple[float, ...]
-    seeds: tuple[int, ...]
-    n_train: int
-    n_val: int
-    n_test: int
-    curve_points: int
+    tasks: tuple[str, ...] = ("minmax", "add", "mult", "add@paper", "mult@paper")
+    steps: tuple[int, ...] = (900, 900, 2000, 700, 700)
+    batch_size: int = 64
+    lrs: tuple[float, ...] = (0.02, 0.007)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    n_train: int = 20000
+    n_val: int = 128
+    n_test: int = 300
+    curve_points: int = 2
     multitask: bool = False
     solo: bool = True
     d: int = 128
     workers: int = 2
-    schemes: tuple[str, ...] = COMPARED
+    schemes: tuple[SchemeName, ...] = COMPARED
     max_digits: int = 4
     exp_range: tuple[int, int] = (-3, 3)
+    max_new_jobs: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.tasks or len(self.steps) != len(self.tasks):
+            raise ValueError(
+                f"steps must give one count per task ({len(self.tasks)}), got {self.steps}"
+            )
+        for spec in self.tasks:
+            name, at, where = spec.partition("@")
+            if name not in TASKS or (at and where != "paper"):
+                raise ValueError(
+                    f"tasks must be among {', '.join(TASKS)} (optionally with @paper), got {spec!r}"
+                )
+        if len(set(self.tasks)) != len(self.tasks):
+            raise ValueError(f"tasks must not repeat, got {self.tasks}")
+        for name in ("batch_size", "n_train", "n_val", "n_test", "curve_points", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if any(s < 1 for s in self.steps):
+            raise ValueError(f"steps must be >= 1, got {self.steps}")
+        if not self.lrs or any(not (lr > 0) for lr in self.lrs):
+            raise ValueError(f"lrs must be one or more positive rates, got {self.lrs}")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds must be one or more distinct seeds, got {self.seeds}")
+        if not self.schemes or any(s not in SCHEME_NAMES for s in self.schemes):
+            raise ValueError(f"schemes must be among {', '.join(SCHEME_NAMES)}, got {self.schemes}")
+        if not (self.solo or self.multitask):
+            raise ValueError("solo or multitask (or both) must be true")
+        if self.max_new_jobs is not None and self.max_new_jobs < 1:
+            raise ValueError(f"max_new_jobs must be >= 1 or None, got {self.max_new_jobs}")
 
     def steps_for(self, task: str) -> int:
         """BitTokens' steps on ``task`` (the task's token budget in steps)."""
-        return dict(self.steps)[task]
+        return self.steps[self.tasks.index(task)]
 
 
+FULL = Config()
 QUICK = Config(
-    ("minmax",),
-    steps=(("minmax", 600),),
-    batch_size=64,
+    tasks=("minmax",),
+    steps=(600,),
     lrs=(0.02,),
     seeds=(0, 1),
-    n_train=20000,
     n_val=64,
     n_test=200,
-    curve_points=2,
-)
-FULL = Config(
-    ("minmax", "add", "mult", "add@paper", "mult@paper"),
-    steps=(
-        ("minmax", 900),
-        ("add", 900),
-        ("mult", 2000),
-        ("add@paper", 700),
-        ("mult@paper", 700),
-    ),
-    batch_size=64,
-    lrs=(0.02, 0.007),
-    seeds=(0, 1, 2),
-    n_train=20000,
-    n_val=128,
-    n_test=300,
-    curve_points=2,
 )
 
 
@@ -288,53 +323,34 @@ def noise_exact_rate(amplitudes: np.ndarray, n: int = 20000, seed: int = 0) -> n
     return np.array(rates)
 
 
-#: Estimated CPU-seconds per BitTokens step at the task's token budget (shared 2-core machine),
-#: used only to order cells longest first and to split a stage into two balanced halves.
-_COST = {"bittokens": 0.03, "xval": 0.03, "single-digit": 0.04}
-STAGES = ("grid", "seeds")
+def _cell(scheme: str, tasks: tuple[str, ...], lr: float, seed: int, cfg: Config) -> dict:
+    """One cell as a job: :func:`run_cell` on one torch thread, with its wall and CPU
+    seconds."""
+    with single_thread():
+        cpu, wall = time.process_time(), time.perf_counter()
+        out = run_cell(scheme, tasks, lr, seed, cfg)
+        out["cpu_seconds"] = time.process_time() - cpu
+        out["wall_seconds"] = time.perf_counter() - wall
+    return out
 
 
-def _cost(job: tuple) -> float:
-    scheme, group, _, _, cfg = job
-    paper = sum(1.5 if "@" in t else 1.0 for t in group) / len(group)
-    return _COST.get(scheme, 0.04) * paper * sum(cfg.steps_for(t) for t in group) / len(group)
+def _name(scheme: str, tasks: tuple[str, ...], lr: float, seed: int) -> str:
+    """A cell's job name, e.g. ``single-digit_add-paper_lr0.007_s1``."""
+    group = ".".join(t.replace("@", "-") for t in tasks)
+    return f"{scheme}_{group}_lr{float(lr)!r}_s{int(seed)}"
 
 
-def _cell_job(args: tuple[int, tuple[str, tuple[str, ...], float, int, Config]]) -> tuple:
-    index, job = args
-    torch.set_num_threads(1)
-    cpu = time.process_time()
-    wall = time.perf_counter()
-    out = run_cell(*job)
-    out["cpu_seconds"] = time.process_time() - cpu
-    out["wall_seconds"] = time.perf_counter() - wall
-    return index, out
+def _job(scheme: str, tasks: tuple[str, ...], lr: float, seed: int, cfg: Config) -> Job:
+    """A cell as a :class:`Job`; its cost (for balancing the workers) is its BitTokens steps,
+    half as much again on the paper's range."""
+    cost = float(np.mean([cfg.steps_for(t) * (1.5 if "@" in t else 1.0) for t in tasks]))
+    return Job(_name(scheme, tasks, lr, seed), _cell, (scheme, tasks, lr, seed, cfg), cost=cost)
 
 
-def _cell_key(
-    scheme: str, tasks: Any, lr: float, seed: int
-) -> tuple[str, tuple[str, ...], str, int]:
-    return (scheme, tuple(tasks), repr(float(lr)), int(seed))
-
-
-def _log_cell(log: Path | None, r: dict[str, Any]) -> dict[str, Any]:
-    """Append a finished cell (everything but the per-step losses) to the JSON-lines log."""
-    if log is not None:
-        row = {k: v for k, v in r.items() if k != "losses"} | {"tasks": list(r["test"])}
-        with open(log, "a") as f:
-            f.write(json.dumps(row, allow_nan=False) + "\n")
-    return r
-
-
-def _read_cells(log: Path) -> dict[tuple, dict[str, Any]]:
-    """Logged cells keyed by (scheme, tasks, lr, seed); a later row replaces an earlier one."""
-    cells: dict[tuple, dict[str, Any]] = {}
-    if log.exists():
-        for line in log.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                cells[_cell_key(r["scheme"], r["tasks"], r["lr"], r["seed"])] = r
-    return cells
+def _job_config(cfg: Config) -> Config:
+    """The config a cell sees and its cache key holds: without the run's controls (how many
+    workers, how many new cells per call), which change no result."""
+    return replace(cfg, workers=FULL.workers, max_new_jobs=None)
 
 
 def _workers(cfg: Config) -> int:
@@ -343,29 +359,19 @@ def _workers(cfg: Config) -> int:
     return max(1, min(cfg.workers, cpu_share()))
 
 
-def _map(
-    jobs: list[tuple], cfg: Config, show: bool, desc: str, log: Path | None = None
-) -> list[dict[str, Any]]:
-    """Run cells on :func:`_workers` forked processes, longest estimated cell first (so both
-    workers stay busy), logging each as it finishes; results come back in ``jobs`` order."""
-    import multiprocessing as mp
-
-    workers = _workers(cfg)
-    order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))
-    tagged = [(i, jobs[i]) for i in order]
-    results: dict[int, dict[str, Any]] = {}
-    if workers > 1 and "fork" in mp.get_all_start_methods():
-        # the optimisers import torch._dynamo on first use (seconds): once here, not per worker
-        importlib.import_module("torch._dynamo")
-        with mp.get_context("fork").Pool(workers) as pool:
-            it = pool.imap_unordered(_cell_job, tagged)
-            for i, r in progress(it, enabled=show, total=len(jobs), desc=desc):
-                results[i] = _log_cell(log, r)
-    else:
-        for tj in progress(tagged, enabled=show, total=len(jobs), desc=desc):
-            i, r = _cell_job(tj)
-            results[i] = _log_cell(log, r)
-    return [results[i] for i in range(len(jobs))]
+def _runner(
+    cfg: Config, out_dir: Path, progress: bool | None, max_new_jobs: int | None
+) -> JobRunner:
+    """The cells' runner: results under ``out_dir/cache``, keyed by the config (less the run's
+    controls) and :data:`CODE_VERSION`; at most ``max_new_jobs`` new cells."""
+    return JobRunner(
+        out_dir / "cache",
+        {"config": config_dict(_job_config(cfg)), "code": CODE_VERSION},
+        workers=_workers(cfg),
+        progress=progress,
+        max_new_jobs=max_new_jobs,
+        desc="bittokens cells",
+    )
 
 
 def _choose_lr(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
@@ -388,34 +394,26 @@ def _groups(cfg: Config) -> list[tuple[str, ...]]:
     return groups + ([cfg.tasks] if cfg.multitask else [])
 
 
-def _grid_jobs(cfg: Config, groups: list[tuple[str, ...]]) -> list[tuple]:
+def _grid_jobs(cfg: Config, groups: list[tuple[str, ...]]) -> list[Job]:
     """Seed 0 at every rate of the grid (with a one-rate grid: every seed at that rate)."""
-    jobs = [(s, g, lr, cfg.seeds[0], cfg) for lr in cfg.lrs for g in groups for s in cfg.schemes]
+    job_cfg = _job_config(cfg)
+    cells = [(s, g, lr, cfg.seeds[0]) for lr in cfg.lrs for g in groups for s in cfg.schemes]
     if len(cfg.lrs) == 1:
-        jobs += [
-            (s, g, cfg.lrs[0], seed, cfg)
-            for g in groups
-            for s in cfg.schemes
-            for seed in cfg.seeds[1:]
+        cells += [
+            (s, g, cfg.lrs[0], seed) for g in groups for s in cfg.schemes for seed in cfg.seeds[1:]
         ]
-    return jobs
+    return [_job(*cell, job_cfg) for cell in cells]
 
 
 def _chosen(
-    cfg: Config, groups: list[tuple[str, ...]], cells: dict[tuple, dict[str, Any]]
+    cfg: Config, groups: list[tuple[str, ...]], grid: dict[str, dict[str, Any]]
 ) -> tuple[dict[tuple, dict[str, Any]], list[str]]:
     """Per (group, scheme) the seed-0 run of the best validation rate, and tie notes."""
     chosen: dict[tuple, dict[str, Any]] = {}
     notes: list[str] = []
     for g in groups:
         for s in cfg.schemes:
-            keys = [_cell_key(s, g, lr, cfg.seeds[0]) for lr in cfg.lrs]
-            missing = [k for k in keys if k not in cells]
-            if missing:
-                raise ValueError(
-                    f"stage 'grid' must be finished first: cells {missing} are not in the log"
-                )
-            best, note = _choose_lr([cells[k] for k in keys])
+            best, note = _choose_lr([grid[_name(s, g, lr, cfg.seeds[0])] for lr in cfg.lrs])
             if note and len(cfg.lrs) > 1:
                 notes.append(note)
             chosen[(g, s)] = best
@@ -423,97 +421,35 @@ def _chosen(
 
 
 def _seed_jobs(
-    cfg: Config, groups: list[tuple[str, ...]], cells: dict[tuple, dict[str, Any]]
-) -> list[tuple]:
+    cfg: Config, groups: list[tuple[str, ...]], chosen: dict[tuple, dict[str, Any]]
+) -> list[Job]:
     """The other seeds at each (group, scheme)'s chosen rate (none with a one-rate grid)."""
     if len(cfg.lrs) == 1:
         return []
-    chosen, _ = _chosen(cfg, groups, cells)
+    job_cfg = _job_config(cfg)
     return [
-        (s, g, chosen[(g, s)]["lr"], seed, cfg)
+        _job(s, g, chosen[(g, s)]["lr"], seed, job_cfg)
         for g in groups
         for s in cfg.schemes
         for seed in cfg.seeds[1:]
     ]
 
 
-def split_half(jobs: list[tuple], half: int) -> list[tuple]:
-    """Half ``half`` (0 or 1) of ``jobs``, balanced by estimated cost (longest first, each job
-    to the lighter half); the two halves are disjoint and together give every job."""
-    if half not in (0, 1):
-        raise ValueError(f"half must be 0 or 1, got {half!r}")
-    load = [0.0, 0.0]
-    bins: list[list[tuple]] = [[], []]
-    for j in sorted(jobs, key=lambda j: -_cost(j)):
-        k = 0 if load[0] <= load[1] else 1
-        bins[k].append(j)
-        load[k] += _cost(j)
-    return bins[half]
-
-
-def run_stage(
-    cfg: Config, out_dir: Path, stage: str, half: int | None = None, show: bool = False
-) -> list[dict[str, Any]]:
-    """Run the cells of one stage (``"grid"`` or ``"seeds"``; optionally one balanced half)
-    that ``out_dir/cells.jsonl`` does not hold yet, appending them to it, and the stage's wall
-    time and load average to ``out_dir/stages.jsonl``. Returns the new cells."""
-    if stage not in STAGES:
-        raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    log = out_dir / "cells.jsonl"
-    cells = _read_cells(log)
-    groups = _groups(cfg)
-    jobs = _grid_jobs(cfg, groups) if stage == "grid" else _seed_jobs(cfg, groups, cells)
-    if half is not None:
-        jobs = split_half(jobs, half)
-    jobs = [j for j in jobs if _cell_key(j[0], j[1], j[2], j[3]) not in cells]
-    load_before = os.getloadavg()
-    wall = time.perf_counter()
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # one torch thread per worker process
-    try:
-        new = _map(jobs, cfg, show, stage, log) if jobs else []
-    finally:
-        torch.set_num_threads(old_threads)
-    wall = time.perf_counter() - wall
-    row = {
-        "stage": stage,
-        "half": half,
-        "cells": len(new),
-        "workers": _workers(cfg),
-        "wall_seconds": wall,
-        "cpu_seconds": sum(r["cpu_seconds"] for r in new),
-        "load_before": load_before,
-        "load_after": os.getloadavg(),
-    }
-    with open(out_dir / "stages.jsonl", "a") as f:
-        f.write(json.dumps(row) + "\n")
-    return new
-
-
-def _run_grids(
-    cfg: Config, groups: list[tuple[str, ...]], cells: dict[tuple, dict[str, Any]]
-) -> tuple[list[dict[str, list[dict]]], list[str]]:
-    """Collect the logged cells per group and scheme: seed 0 at the best validation rate, then
-    the other seeds at that rate. Returns the runs per group and scheme, and tie notes."""
-    chosen, notes = _chosen(cfg, groups, cells)
+def _runs(
+    cfg: Config,
+    groups: list[tuple[str, ...]],
+    cells: dict[str, dict[str, Any]],
+    chosen: dict[tuple, dict[str, Any]],
+) -> list[dict[str, list[dict]]]:
+    """Per group and scheme: seed 0 at the chosen rate, then the other seeds at that rate."""
     out = []
     for g in groups:
         per: dict[str, list[dict]] = {}
         for s in cfg.schemes:
-            lr = chosen[(g, s)]["lr"]
-            runs = [chosen[(g, s)]]
-            for seed in cfg.seeds[1:]:
-                key = _cell_key(s, g, lr, seed)
-                if key not in cells:
-                    raise ValueError(
-                        f"stage 'seeds' must be finished first: cell {key} is not in the log"
-                    )
-                runs.append(cells[key])
-            per[s] = runs
+            best = chosen[(g, s)]
+            per[s] = [best] + [cells[_name(s, g, best["lr"], seed)] for seed in cfg.seeds[1:]]
         out.append(per)
-    return out, notes
+    return out
 
 
 def _table(title: str, tasks: tuple[str, ...], final: dict[str, list[dict]]) -> ResultTable:
@@ -536,7 +472,7 @@ def _table(title: str, tasks: tuple[str, ...], final: dict[str, list[dict]]) -> 
             "/".join(f"{v:g}" for v in lr.values()) if isinstance(lr, dict) else f"{lr:g}"
         )
         cells["train s per seed"] = Estimate.of([r["train_seconds"] for r in runs])
-        table.add_row(s, **cells)
+        table.add_row(s, cells)
     return table
 
 
@@ -551,11 +487,11 @@ def _seed_table(
     for s, runs in final.items():
         for t in tasks:
             lr = runs[0]["lr"]
-            table.add_row(
-                f"{s} {t}",
-                **{f"seed {seed}": float(r["test"][t]) for seed, r in zip(seeds, runs)},
-                lr=f"{lr[t] if isinstance(lr, dict) else lr:g}",
-            )
+            cells: dict[str, Any] = {
+                f"seed {seed}": float(r["test"][t]) for seed, r in zip(seeds, runs)
+            }
+            cells["lr"] = f"{lr[t] if isinstance(lr, dict) else lr:g}"
+            table.add_row(f"{s}-{t}", cells, label=f"{s} {t}")
     return table
 
 
@@ -570,10 +506,9 @@ def _bits_table(tasks: tuple[str, ...], final: dict[str, list[dict]]) -> ResultT
             continue
         for s, runs in final.items():
             bits = [r["bits"][t] for r in runs]
+            cells = {f: [b[f] for b in bits] for f in ("sign", "exponent", "mantissa")}
             table.add_row(
-                f"{s} {t}",
-                **{"log-sMAPE": [r["test"][t] for r in runs]},
-                **{f: [b[f] for b in bits] for f in ("sign", "exponent", "mantissa")},
+                f"{s}-{t}", {"log-sMAPE": [r["test"][t] for r in runs], **cells}, label=f"{s} {t}"
             )
     table.note = (
         "sign: fraction of answers with the right sign bit; exponent / mantissa: fraction of the "
@@ -592,14 +527,14 @@ def _budget_table(tasks: tuple[str, ...], final: dict[str, list[dict]]) -> Resul
     for t in tasks:
         for s, runs in final.items():
             b = runs[0]["budget"][t]
-            table.add_row(
-                f"{s} {t}",
-                tokens=float(b["tokens"]),
-                steps=int(b["steps"]),
-                FLOPs=float(b["flops"]),
-                **{"tokens/example": float(b["tokens_per_example"])},
-                **{"train s": [r["budget"][t]["train_seconds"] for r in runs]},
-            )
+            cells = {
+                "tokens": float(b["tokens"]),
+                "steps": int(b["steps"]),
+                "FLOPs": float(b["flops"]),
+                "tokens/example": float(b["tokens_per_example"]),
+                "train s": [r["budget"][t]["train_seconds"] for r in runs],
+            }
+            table.add_row(f"{s}-{t}", cells, label=f"{s} {t}")
     table.note = (
         "tokens = steps x batch x mean tokens per training example (prompt, answer, <bos>, "
         "<eos>); FLOPs = 6 N tokens with N the non-embedding parameters. The budget of a task "
@@ -692,41 +627,35 @@ def _noise_plot(out_dir: Path, amps: np.ndarray, rates: np.ndarray) -> Path:
     return path
 
 
-def reproduce(quick: bool, out_dir: Path, progress: bool) -> ExperimentResult:
+def reproduce(config: Config, out_dir: Path, progress: bool | None) -> ExperimentResult:
     """Run the comparison; see the module docstring for the protocol.
 
-    Runs both stages (:func:`run_stage`) from a fresh cell log, then :func:`summarise`. The same
-    result can be built in parts (``python -m bittokens.comparison``), e.g. to fit shared-machine
-    time slots.
+    The grid's cells run first, then the other seeds at each (scheme, task)'s chosen rate, both
+    on one :class:`icml26_shared.jobs.JobRunner` (cached under ``out_dir/cache``: a stopped run
+    resumes, ``--set max_new_jobs=k`` runs k new cells per call).
     """
-    cfg = QUICK if quick else FULL
+    cfg = config
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "cells.jsonl").write_text("")
-    (out_dir / "stages.jsonl").write_text("")
-    for stage in STAGES:
-        run_stage(cfg, out_dir, stage, show=progress)
-    return summarise(quick, out_dir)
-
-
-def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
-    """Build the result (tables, figures, checks, notes) from ``out_dir/cells.jsonl``; the
-    comparison's wall time is the sum of the stage wall times in ``out_dir/stages.jsonl``."""
-    cfg = QUICK if quick else FULL
-    out_dir = Path(out_dir)
-    log = out_dir / "cells.jsonl"
+    groups = _groups(cfg)
+    load_before, wall = os.getloadavg(), time.perf_counter()
+    grid = _grid_jobs(cfg, groups)
+    runner = _runner(cfg, out_dir, progress, cfg.max_new_jobs)
+    ran = len(grid) - len(runner.cached(grid))  # all of them, unless the runner pauses
+    cells = runner.run(grid)
+    chosen, tie_notes = _chosen(cfg, groups, cells)
+    seeds = _seed_jobs(cfg, groups, chosen)
+    left = None if cfg.max_new_jobs is None else cfg.max_new_jobs - ran  # per call, both stages
+    todo = len(seeds) - len(runner.cached(seeds))
+    if left == 0 and todo:
+        raise RunPaused(ran, todo)
+    cells |= _runner(cfg, out_dir, progress, left or None).run(seeds)
+    wall = time.perf_counter() - wall
+    load = (load_before[0], os.getloadavg()[0])
     result = ExperimentResult(
         "bittokens", "BitTokens vs xVal and single-digit tokens on arithmetic"
     )
-    groups = _groups(cfg)
-    cells = _read_cells(log)
-    grids, tie_notes = _run_grids(cfg, groups, cells)
-    stages = [
-        json.loads(line)
-        for line in (out_dir / "stages.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    wall = sum(float(r["wall_seconds"]) for r in stages)
+    grids = _runs(cfg, groups, cells, chosen)
     final: dict[str, list[dict]] = {s: [] for s in cfg.schemes}
     if cfg.solo:
         final = _merge_solo(cfg.tasks, grids[: len(cfg.tasks)])
@@ -762,6 +691,21 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
         result.figures.append(_plot(out_dir, cfg.tasks, multi, "learning_curves_multitask.png"))
         if not cfg.solo:
             final = multi
+    _finish(result, cfg, out_dir, final, cells, tie_notes, (wall, *load))
+    return result
+
+
+def _finish(
+    result: ExperimentResult,
+    cfg: Config,
+    out_dir: Path,
+    final: dict[str, list[dict]],
+    cells: dict[str, dict[str, Any]],
+    tie_notes: list[str],
+    timing: tuple[float, float, float],
+) -> None:
+    """The noise table, the checks, the headline and the notes (``timing``: the cells' wall
+    seconds in this call and the 1-minute load average before and after)."""
     mode = "solo" if cfg.solo else "multi-task"
 
     amps = np.round(np.arange(0.5, 1.51, 0.1), 2)
@@ -769,7 +713,11 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
     noise = ResultTable(
         "Bit-exact decode rate under logit noise 2b-1+U(-a, a)", [f"a={a:g}" for a in amps]
     )
-    noise.add_row("bittokens decode", **{f"a={a:g}": float(r) for a, r in zip(amps, rates)})
+    noise.add_row(
+        "decode",
+        {f"a={a:g}": float(r) for a, r in zip(amps, rates)},
+        label="bittokens decode",
+    )
     result.tables.append(noise)
     result.figures.append(_noise_plot(out_dir, amps, rates))
 
@@ -780,35 +728,57 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
         return float(np.mean([r["bits"][t][f] for r in final[s]]))
 
     params = [final[s][0]["params"] for s in cfg.schemes]
-    result.checks["params within 10% (non-embedding)"] = max(params) <= 1.1 * min(params)
-    result.checks["noise a<=1: all exact"] = bool(np.all(rates[amps <= 1.0] == 1.0))
+    result.check(
+        "params",
+        max(params) / min(params),
+        "<=",
+        1.1,
+        "params within 10% (non-embedding)",
+    )
+    result.check("noise", float(np.min(rates[amps <= 1.0])), ">=", 1.0, "noise a<=1: all exact")
     if "minmax" in cfg.tasks:
-        result.checks["(a) bittokens minmax exact >= 0.95"] = mean("bittokens", "minmax") >= 0.95
+        result.check(
+            "a-minmax",
+            mean("bittokens", "minmax"),
+            ">=",
+            0.95,
+            "(a) bittokens minmax exact >= 0.95",
+        )
     if "mult" in cfg.tasks:
         steps = final["bittokens"][0]["budget"]["mult"]["steps"]
-        result.checks[f"(c) bittokens mult log-sMAPE >= 0.8 ({steps} steps)"] = (
-            mean("bittokens", "mult") >= 0.8
+        result.check(
+            "c-mult",
+            mean("bittokens", "mult"),
+            ">=",
+            0.8,
+            f"(c) bittokens mult log-sMAPE >= 0.8 ({steps} steps)",
         )
-        result.checks[f"(c) bittokens mult sign accuracy >= 0.95 ({steps} steps)"] = (
-            bit("bittokens", "mult", "sign") >= 0.95
+        result.check(
+            "c-sign",
+            bit("bittokens", "mult", "sign"),
+            ">=",
+            0.95,
+            f"(c) bittokens mult sign accuracy >= 0.95 ({steps} steps)",
         )
     for t in ("add", "mult"):
         if t in cfg.tasks and "xval" in final:
-            result.checks[f"(d) bittokens {t} >= xval + 0.1"] = (
-                mean("bittokens", t) >= mean("xval", t) + 0.1
+            bar = mean("xval", t) + 0.1
+            result.check(
+                f"d-{t}", mean("bittokens", t), ">=", bar, f"(d) bittokens {t} >= xval + 0.1"
             )
     for t in ("add@paper", "mult@paper"):
         if t in cfg.tasks and "single-digit" in final:
-            result.checks[f"(e) bittokens {t} > single-digit (equal tokens)"] = mean(
-                "bittokens", t
-            ) > mean("single-digit", t)
+            result.check(
+                f"e-{t.replace('@', '-')}",
+                mean("bittokens", t),
+                ">",
+                mean("single-digit", t),
+                f"(e) bittokens {t} > single-digit (equal tokens)",
+            )
     cpu = sum(float(c.get("cpu_seconds") or 0.0) for c in cells.values())  # grid included
-    limit = 240.0 if quick else 1800.0
-    workers = min(int(r.get("workers", cfg.workers)) for r in stages) if stages else cfg.workers
-    if workers >= 2:  # the bar is for two workers; a one-worker run (--jobs 2) cannot test it
-        result.checks[
-            f"{'quick' if quick else 'comparison'} <= {limit / 60:g} min wall, 2 workers"
-        ] = wall <= limit
+    cell_wall = sum(float(c.get("wall_seconds") or 0.0) for c in cells.values())
+    wall, load_before, load_after = timing
+    workers = _workers(cfg)
     result.headline = (
         "; ".join(
             f"{t}: " + ", ".join(f"{s} {mean(s, t):.3f}" for s in cfg.schemes) for t in cfg.tasks
@@ -816,18 +786,19 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
         + f" (test, {mode}, equal tokens per task, mean of {len(cfg.seeds)} seeds)"
     )
     result.notes.append(
-        f"Wall time of the training cells {wall:.0f} s on {workers} worker process(es), "
-        f"{cpu:.0f} CPU-seconds in all (one torch thread per worker; wall/CPU shows the load); "
-        f"{len(stages)} stage run(s), load average (1 min) "
-        + ", ".join(f"{r['load_before'][0]:.1f}->{r['load_after'][0]:.1f}" for r in stages)
-        + "."
+        f"Wall time of the training cells {wall:.0f} s in this call on {workers} worker "
+        f"process(es) (cells already cached take none), {cell_wall:.0f} s summed over the "
+        f"{len(cells)} cells, {cpu:.0f} CPU-seconds in all (one torch thread per worker; "
+        f"wall/CPU shows the load); load average (1 min) {load_before:.1f}->{load_after:.1f}. "
+        "The quick preset is sized for at most 4 min of cells on 2 workers, the full one for "
+        "30 min; timing is reported here, not checked."
     )
     if len(cfg.lrs) == 1:
         result.notes.append(
             f"One learning rate for every scheme, {cfg.lrs[0]:g} (Muon's rate in the paper's "
             "code), fixed before this run (no grid in this mode); it was not tuned per scheme."
         )
-    if quick:
+    if len(cfg.lrs) == 1:  # the quick preset's one-rate mode
         result.notes.append(
             "Quick mode is sized for a few minutes: MinMax on the small range, "
             f"{cfg.steps_for(cfg.tasks[0])} BitTokens steps, {len(cfg.seeds)} seeds, one rate. "
@@ -835,7 +806,7 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
             f"{FULL.steps_for('minmax')}, one rate, 2 seeds); Mult (c, d), Add (d) and the "
             "paper's range (e) need the full mode's budget and run there only."
         )
-    else:
+    if len(cfg.lrs) > 1:
         result.notes.append(
             f"Learning rate per (scheme, task) chosen on validation (seed 0) from "
             f"{{{', '.join(f'{v:g}' for v in cfg.lrs)}}}, the same grid for every scheme."
@@ -858,11 +829,12 @@ def summarise(quick: bool, out_dir: Path) -> ExperimentResult:
         "FoNE Linear(d, 2K+1) with K = 21 places. "
         "Subword's 1113 number tokens add a 142k-row embedding table (see params (all))."
     )
-    return result
 
 
 EXPERIMENT = Experiment(
     "bittokens",
     "BitTokens vs xVal and single-digit tokens on MinMax/Add/Mult (Muon, equal token budgets)",
     reproduce,
+    QUICK,
+    FULL,
 )

@@ -45,6 +45,7 @@ from icml26_shared.checks import (
     int_from_seed,
 )
 from icml26_shared.experiment import progress as _progress
+from icml26_shared.threads import single_thread
 
 from ._model import Batch, TinyGPT
 from ._optim import AdamW, MuonWithAdam, make_optimizer
@@ -177,20 +178,20 @@ def _worker(
 ) -> None:
     import torch.distributed as dist
 
-    torch.set_num_threads(1)
-    dist.init_process_group(
-        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size
-    )
-    try:
-        # a private copy: spawned workers receive the parameters in shared memory
-        model = copy.deepcopy(kwargs.pop("model"))
-        losses, _ = _train_loop(
-            model, rank=rank, world_size=world_size, eval_fn=None, eval_every=1, **kwargs
+    with single_thread():  # one thread per DDP process
+        dist.init_process_group(
+            "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size
         )
-        if rank == 0:
-            torch.save({"state": model.state_dict(), "losses": losses}, out_file)
-    finally:
-        dist.destroy_process_group()
+        try:
+            # a private copy: spawned workers receive the parameters in shared memory
+            model = copy.deepcopy(kwargs.pop("model"))
+            losses, _ = _train_loop(
+                model, rank=rank, world_size=world_size, eval_fn=None, eval_every=1, **kwargs
+            )
+            if rank == 0:
+                torch.save({"state": model.state_dict(), "losses": losses}, out_file)
+        finally:
+            dist.destroy_process_group()
 
 
 def fit(
