@@ -80,9 +80,9 @@ def _bridge(work: Path, budget: float) -> int:
 
 def _cnns(quick: bool) -> int:
     from shnap._cnn import train_risk_cnn
-    from shnap._reproduce import cnn_configs
+    from shnap._reproduce import FULL, QUICK, cnn_configs
 
-    for config in cnn_configs(quick):
+    for config in cnn_configs(QUICK if quick else FULL):
         model, record = train_risk_cnn(config, progress=False)
         record = {**record, "cached": False, "weights": "float16, shipped"}
         path = write_shipped(

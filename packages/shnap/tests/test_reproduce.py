@@ -1,5 +1,7 @@
 import pytest
 
+from icml26_shared.config import override
+from icml26_shared.experiment import Experiment
 from shnap import _reproduce as rep
 
 
@@ -47,19 +49,37 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
     """The whole reproduce path (tables, checks, figures) with an exact test editor, tiny
     CNNs and few cases: wiring only, the figures are not the acceptance run."""
     pytest.importorskip("matplotlib")
-    tiny = rep.Sizes(16, 1, 2, 2, 2, 2, 2, 2, 5, 5, 10, 2, 16, 1, 1, heldout_cases=40)
-    monkeypatch.setattr(rep, "QUICK", tiny)
-    monkeypatch.setattr(rep, "_editors", lambda quick, progress: ({"lung-fill": lung_fill}, []))
+    tiny = override(
+        rep.QUICK,
+        {
+            "cnn_cases": 16,
+            "cnn_epochs": 1,
+            **dict.fromkeys(("oracle_cases", "oracle_cases_costly"), 2),
+            **dict.fromkeys(("shortcut_cases", "shortcut_cases_costly"), 2),
+            **dict.fromkeys(("snap_cases", "snap_cases_costly"), 2),
+            **dict.fromkeys(("snap_points", "snap_points_costly"), 5),
+            "realism_crops": 10,
+            "ablation_cases": 16,
+            "ablation_epochs": 1,
+            "ablation_seeds": 1,
+            "heldout_cases": 40,
+        },
+    )
+    monkeypatch.setattr(rep, "_editors", lambda config, progress: ({"lung-fill": lung_fill}, []))
     monkeypatch.setattr(
         rep,
         "_realism",
         lambda editors, n, model: {name: {"auc": 0.5, "nodule_free": 1.0} for name in editors},
     )
-    result = rep.EXPERIMENT.run(quick=True, out_dir=tmp_path, progress=False)
+    experiment = Experiment("shnap", "tiny", rep.reproduce, tiny, rep.FULL)
+    result = experiment.run(quick=True, out_dir=tmp_path, progress=False)
     names = [t.title for t in result.tables]
     assert any("per editor" in n for n in names) and any("radial" in n for n in names)
     assert "lung-fill" in result.tables[1].rows
     assert result.checks["2 locality: no voxel outside a mask changed (all editors, all edits)"]
+    assert {c.id for c in result.details} >= {"1-phi", "1-efficiency", "1-r2", "2-locality"}
+    assert result.tables[0].label("cnn-zeros") == "cnn-zeros (flawed data)"
+    assert result.config["cnn_cases"] == 16
     assert all(f.is_file() for f in result.figures) and len(result.figures) == 2
     assert (tmp_path / "result.json").is_file()
 
@@ -71,3 +91,14 @@ def test_counts_give_the_peer_its_own_sizes_and_the_fills_the_cheap_ones():
     assert repaint == {**bridge, "oracle": 30, "snap": 8, "realism": 250}
     assert zero["oracle"] == full.oracle_cases and zero["snap"] == full.snap_cases
     assert rep.QUICK.counts("repaint") == rep.QUICK.counts("bridge")  # no peer sizes in quick
+
+
+def test_config_fields_are_named_and_checked():
+    cfg = override(rep.QUICK, ["snap_cases=5", "insert_steps=none", "threads=1"])
+    assert cfg.snap_cases == 5 and cfg.insert_steps is None and cfg.threads == 1
+    with pytest.raises(ValueError, match="unknown config key"):
+        override(rep.QUICK, ["snap_casez=5"])
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        override(rep.QUICK, ["threads=0"])
+    assert not rep.QUICK.repaint and rep.FULL.repaint
+    assert rep.EXPERIMENT.config(quick=True) is rep.QUICK

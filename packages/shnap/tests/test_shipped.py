@@ -10,7 +10,7 @@ from shnap import _bridge, _shipped
 from shnap._bridge import Bridge, BridgeConfig, TrainConfig, _key, shipped_keys
 from shnap._cnn import CNNConfig, RiskCNN3D, train_risk_cnn
 from shnap._fills import DDPMConfig, RePaint
-from shnap._reproduce import cnn_configs
+from shnap._reproduce import FULL, QUICK, cnn_configs
 
 
 def test_the_defaults_and_the_reproduce_cnns_ship_under_their_current_keys():
@@ -21,7 +21,7 @@ def test_the_defaults_and_the_reproduce_cnns_ship_under_their_current_keys():
     repaint = shipped_keys(DDPMConfig())
     assert any((_shipped.SHIPPED_DIR / f"repaint-{k}-4000.npz").is_file() for k in repaint)
     for quick in (True, False):
-        for cfg in cnn_configs(quick=quick):
+        for cfg in cnn_configs(QUICK if quick else FULL):
             assert (_shipped.SHIPPED_DIR / f"riskcnn-{cfg.key()}.npz").is_file(), cfg
 
 

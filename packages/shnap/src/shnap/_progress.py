@@ -6,6 +6,8 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from icml26_shared.experiment import progress_enabled
+
 #: ``None``: a bar when stderr is a terminal; ``True`` / ``False``: always / never (no message
 #: either); a callable is called with the number of steps done since its last call.
 Progress = bool | None | Callable[[int], None]
@@ -28,7 +30,7 @@ def training_progress(
     if callable(progress):
         yield progress
         return
-    if progress is None and not sys.stderr.isatty():
+    if not progress_enabled(progress):  # None: a bar only on a terminal
         yield None
         return
     from tqdm.auto import tqdm  # a dependency of icml26-shared
