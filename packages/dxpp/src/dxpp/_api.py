@@ -21,7 +21,7 @@ from icml26_shared.checks import (
 from ._backward import vjp_data
 from ._defaults import ACTIVE_TOL, BETA, MODE, MODES, REFINE, SOLVER, C, Mode
 from ._solve import resolve_tolerance, solve_data
-from ._types import MatrixLike, QPGrad, QPSolution
+from ._types import Gradient, MatrixLike, QPGrad, QPSolution
 from ._validate import QPData, canonicalize
 
 __all__ = ["LayerOptions", "qp_vjp", "rebatch", "to_input_shapes"]
@@ -45,7 +45,7 @@ def rebatch(sol: QPSolution, data: QPData) -> QPSolution:
     )
 
 
-def _vec_like(g: NDArray | None, shape: tuple[int, ...] | None) -> NDArray | None:
+def _vec_like(g: Any, shape: tuple[int, ...] | None) -> Gradient:
     if g is None or shape is None:
         return None
     if len(shape) == 1:
@@ -57,7 +57,7 @@ def _vec_like(g: NDArray | None, shape: tuple[int, ...] | None) -> NDArray | Non
 
 def to_input_shapes(
     grad: QPGrad, shapes: dict[str, tuple[int, ...] | None], dtype: np.dtype
-) -> QPGrad:
+) -> QPGrad[Gradient]:
     """Sum vector gradients over the batch where the input was unbatched; cast to ``dtype``."""
 
     def cast(a: Any) -> Any:
@@ -94,7 +94,7 @@ def qp_vjp(
     c: float = C,
     refine: int = REFINE,
     profile: dict[str, float | str] | None = None,
-) -> QPGrad:
+) -> QPGrad[Gradient]:
     """Gradients of a loss w.r.t. ``(Q, q, G, h, A, b)`` given ``∂L/∂x*`` (numpy/scipy).
 
     ``penalty`` mode solves the one SPD system ``(Q + Cᵀ diag(w) C) v = ∂L/∂x*`` of dXPP
@@ -209,7 +209,7 @@ class LayerOptions:
             solver_kwargs=dict(self.solver_kwargs),
         )
 
-    def vjp(self, data: QPData, sol: QPSolution, grad_x: NDArray) -> QPGrad:
+    def vjp(self, data: QPData, sol: QPSolution, grad_x: NDArray) -> QPGrad[Gradient]:
         """The numpy/scipy backward (sparse input) with these options."""
         return vjp_data(
             data, sol, grad_x, mode=self.mode, beta=self.beta, c=self.c, refine=self.refine

@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 from icml26_shared.checks import check_choice, check_positive, check_positive_int
 
 from ._defaults import BETA, MODE, MODES, REFINE, C, Mode
-from ._types import NON_UNIQUE_WARNING, RETRY_RESIDUAL, QPGrad, QPSolution, spectral_norm
+from ._types import NON_UNIQUE_WARNING, RETRY_RESIDUAL, Gradient, QPGrad, QPSolution, spectral_norm
 from ._validate import QPData
 
 __all__ = ["penalty_weights", "vjp_data"]
@@ -71,7 +71,8 @@ def _row_sq_norms(C: Any) -> NDArray[np.float64]:
     if sp.issparse(C):
         if C.format == "csr":  # no temporary matrix: one pass over the stored values
             rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
-            return np.bincount(rows, weights=C.data * C.data, minlength=C.shape[0])
+            sq = np.bincount(rows, weights=C.data * C.data, minlength=C.shape[0])
+            return sq.astype(np.float64, copy=False)
         return np.asarray(C.multiply(C).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", C, C)
 
@@ -448,7 +449,7 @@ def _accumulate(M: Any, grads: list[Any]) -> Any:
             total = total + gk
         return total
     if M.shape[0] == 1:
-        return sum(grads)[None]
+        return np.sum(grads, axis=0)[None]
     return np.stack(grads)
 
 
@@ -462,7 +463,7 @@ def vjp_data(
     c: float = C,
     refine: int = REFINE,
     profile: dict[str, Any] | None = None,
-) -> QPGrad:
+) -> QPGrad[Gradient]:
     """Vector–Jacobian product of the canonical batch (float64, batch axis on vectors).
 
     Args:

@@ -44,7 +44,7 @@ BATCH_MAX_N = 200
 
 def _proxsuite() -> Any:
     try:
-        import proxsuite
+        import proxsuite  # pyright: ignore[reportMissingImports]  # (a cmeel prefix)
     except ImportError:  # pragma: no cover - proxsuite is a declared dependency
         return None
     dense = getattr(getattr(proxsuite, "proxqp", None), "dense", None)
@@ -127,8 +127,9 @@ def solve_batched(data: QPData, tol: float, active_tol: float) -> dict[int, tupl
     out: dict[int, tuple] = {}
     fin = finish_batch(data, idx, X, Z, Y, tol, active_tol)
     for j, k in enumerate(idx):
-        if fin[j] is not None:
-            out[int(k)] = fin[j]
+        done = fin[j]
+        if done is not None:
+            out[int(k)] = done
             continue
         try:  # duals not finite, or infeasible: the per-problem finish (recovers or raises)
             Q, q, G, h, A, b = items[k]

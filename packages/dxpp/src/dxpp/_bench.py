@@ -23,7 +23,7 @@ from ._backward import _row_grad, _sym_outer_on
 from ._problems import QP, random_dense_qp, simplex_projection_qp, simplex_projection_vjp
 from ._reference import kkt_vjp
 from ._solve import solve_qp
-from ._types import QPGrad, QPSolution
+from ._types import Gradient, QPGrad, QPSolution
 
 __all__ = ["Row", "dense_case", "simplex_case", "sparse_case"]
 
@@ -248,7 +248,7 @@ def dense_case(
 
 
 # ---------------------------------------------------------------- sparse problems
-def _sparse_kkt_ldl(qp: QP, sol: QPSolution, g: NDArray) -> QPGrad:
+def _sparse_kkt_ldl(qp: QP, sol: QPSolution, g: NDArray) -> QPGrad[Gradient]:
     """Reduced KKT by sparse LDLᵀ (qdldl on the quasi-definite ``[Q Cᵀ; C −δI]``)."""
     import qdldl
 

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import check_choice, check_finite_array
 
-from ._types import QPGrad
+from ._types import Gradient, QPGrad
 
 __all__ = ["kkt_vjp"]
 
@@ -55,7 +55,7 @@ def kkt_vjp(
     grad_x: NDArray,
     *,
     kind: str = "reduced",
-) -> QPGrad:
+) -> QPGrad[Gradient]:
     """Exact vector–Jacobian product of one (unbatched) QP by an LU solve of its KKT system.
 
     Args:

@@ -339,7 +339,14 @@ def unbatch(sol: QPSolution, data: QPData) -> QPSolution:
         a = a.astype(data.dtype) if a.dtype.kind == "f" else a
         return a if data.batched else a[0]
 
-    return QPSolution(*(cast(a) for a in sol[:5]), sol.solver)
+    return QPSolution(
+        cast(sol.x),
+        cast(sol.nu),
+        cast(sol.mu),
+        cast(sol.active),
+        cast(sol.weakly_active),
+        sol.solver,
+    )
 
 
 def solve_qp(

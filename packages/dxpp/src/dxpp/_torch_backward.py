@@ -252,7 +252,7 @@ def _cholesky(H: Tensor) -> tuple[Tensor, Tensor]:
         and H.shape[-1] >= POOL_CHOLESKY_MIN_N
         and others_running() == 0
     )
-    with _threads(caller if pool else torch.get_num_threads()):
+    with _threads(caller if pool and caller is not None else torch.get_num_threads()):
         return torch.linalg.cholesky_ex(H, out=(H, info))
 
 
@@ -667,6 +667,7 @@ def _dense_vjp(*args: Any) -> TorchGrads:
     B, n = g.shape
     m, p = G.shape[1], A.shape[1]
     reduced = one = False
+    info: BoundInfo | None = None
     if mode == "auto" and B == 1 and g.device.type == "cpu":
         act = active[0].numpy()
         nz = G[0].numpy() != 0
@@ -680,13 +681,13 @@ def _dense_vjp(*args: Any) -> TorchGrads:
         row_of, kg = _reduced_sizes(active, info, n, p)
         s = int(((row_of == m).sum(-1) + kg).max())
         reduced = prefer_reduced(n, int(active.sum(-1).max()) + p, s)
-    if reduced and one:
-        v, t_I, t_E, ok = _reduced_one(Q, G, A, active, g)
-    elif reduced:
-        info = bound_info(G)
-        row_of, _ = _reduced_sizes(active, info, n, p)
-        v, t_I, t_E, ok = _reduced_adjoint(Q, G, A, active, g, info, row_of)
     if reduced:
+        if one:
+            v, t_I, t_E, ok = _reduced_one(Q, G, A, active, g)
+        else:
+            info = bound_info(G) if info is None else info
+            row_of, _ = _reduced_sizes(active, info, n, p)
+            v, t_I, t_E, ok = _reduced_adjoint(Q, G, A, active, g, info, row_of)
         if not bool(ok.all()):  # singular reduced systems: the penalty solve takes them
             bad = (~ok).nonzero().squeeze(-1)
             pq = None if q_norm is None else q_norm[bad]

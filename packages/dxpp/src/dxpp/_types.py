@@ -4,7 +4,7 @@ estimate both use (kept here so that ``_solve`` and ``_backward`` do not import 
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,6 +14,7 @@ __all__ = [
     "POWER_ITERATIONS",
     "FloatArray",
     "Gradient",
+    "Matrix",
     "MatrixLike",
     "QPGrad",
     "QPSolution",
@@ -25,6 +26,18 @@ __all__ = [
 FloatArray = NDArray[np.floating[Any]]
 #: a dense matrix (anything numpy converts) or a scipy sparse matrix
 MatrixLike = ArrayLike | sp.spmatrix | sp.sparray
+
+
+class Matrix(Protocol):
+    """A checked matrix: a float array or a scipy sparse matrix (what the power iteration
+    needs of it)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def __matmul__(self, other: NDArray[np.float64], /) -> Any: ...
+
+
 #: a gradient: dense, on a sparse input's pattern, or None for an absent G/A
 Gradient = FloatArray | sp.spmatrix | sp.sparray | None
 
@@ -64,15 +77,20 @@ class QPSolution(NamedTuple):
     solver: str
 
 
-class QPGrad(NamedTuple):
-    """Gradients of a scalar loss w.r.t. ``(Q, q, G, h, A, b)`` (``None`` for absent G/A)."""
+GradT = TypeVar("GradT")
 
-    Q: Gradient
-    q: Gradient
-    G: Gradient
-    h: Gradient
-    A: Gradient
-    b: Gradient
+
+class QPGrad(NamedTuple, Generic[GradT]):
+    """Gradients of a scalar loss w.r.t. ``(Q, q, G, h, A, b)`` (``None`` for absent G/A):
+    ``QPGrad[Gradient]`` from the numpy core, ``QPGrad[torch.Tensor | None]`` from
+    :func:`dxpp.baselines.torch_kkt_vjp`."""
+
+    Q: GradT
+    q: GradT
+    G: GradT
+    h: GradT
+    A: GradT
+    b: GradT
 
 
 @functools.lru_cache(maxsize=16)
@@ -88,7 +106,7 @@ def power_start(n: int) -> NDArray[np.float64]:
     return _power_start(int(n))
 
 
-def spectral_norm(Q: MatrixLike, iters: int = POWER_ITERATIONS) -> float:
+def spectral_norm(Q: Matrix, iters: int = POWER_ITERATIONS) -> float:
     """Power-iteration estimate of ‖Q‖₂ for a PSD matrix (dense or sparse), O(iters·nnz)."""
     v = power_start(Q.shape[0])
     lam = 0.0

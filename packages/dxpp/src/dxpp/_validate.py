@@ -87,7 +87,9 @@ class QPData:
     def batch(self) -> int:
         return self.q.shape[0]
 
-    def item(self, k: int) -> tuple[Any, ...]:
+    def item(
+        self, k: int
+    ) -> tuple[Any, NDArray[np.float64], Any, NDArray[np.float64], Any, NDArray[np.float64]]:
         """The ``k``-th problem ``(Q, q, G, h, A, b)`` of the batch."""
 
         def pick(M: Any) -> Any:
@@ -259,7 +261,7 @@ def canonicalize(
     Am = _matrix(A, "A", True)
     bv = _vector(b, "b") if b is not None else None
     for M, v, mn, vn in ((Gm, hv, "G", "h"), (Am, bv, "A", "b")):
-        if M is None:
+        if M is None or v is None:
             continue
         if M.shape[-1] != n:
             raise ValueError(f"{mn} must have {n} columns (len(q)), got shape {tuple(M.shape)}")
@@ -276,9 +278,9 @@ def canonicalize(
         for x, nd in ((Qm, 2), (qv, 1), (Gm, 2), (hv, 1), (Am, 2), (bv, 1))
     )
     sparse = any(is_sparse(M) for M in (Qm, Gm, Am))
-    if Gm is None:
+    if Gm is None or hv is None:
         Gm, hv = np.zeros((0, n)), np.zeros(0)
-    if Am is None:
+    if Am is None or bv is None:
         Am, bv = np.zeros((0, n)), np.zeros(0)
     if sparse:
         for M, name in ((Qm, "Q"), (Gm, "G"), (Am, "A")):

@@ -21,7 +21,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +31,10 @@ from icml26_shared.checks import check_choice
 
 from ._backward import _row_grad, _sym_outer_on
 from ._reference import kkt_vjp
-from ._types import QPGrad
+from ._types import Gradient, QPGrad
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["kkt_vjp", "sparse_kkt_ldl_vjp", "torch_kkt_vjp"]
 
@@ -50,7 +53,7 @@ def torch_kkt_vjp(
     grad_x: Any,
     *,
     kind: str = "full",
-) -> QPGrad:
+) -> QPGrad[torch.Tensor | None]:
     """Exact VJP of one (unbatched, dense) QP by an LU of its KKT system in ``torch.linalg``.
 
     Args:
@@ -139,7 +142,7 @@ def sparse_kkt_ldl_vjp(
     grad_x: NDArray,
     *,
     delta: float = 1e-12,
-) -> QPGrad:
+) -> QPGrad[Gradient]:
     """Exact VJP of one sparse QP: the reduced KKT ``[Q Cᵀ; C −δI]`` factored by qdldl (AMD).
 
     Gradients of the matrices live on their sparsity patterns (CSC), as dxpp's do.

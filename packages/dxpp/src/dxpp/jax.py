@@ -194,7 +194,7 @@ def _as_words(fn: Any, dtypes: tuple[Any, ...], *args: Any) -> tuple[np.ndarray,
 def _check_upstream(g: Any) -> None:
     """Refuse a NaN/inf upstream gradient when its values are known (eager mode, the host
     callback); under ``jit`` the check is skipped (enable ``jax_debug_nans`` there)."""
-    if isinstance(g, jax.core.Tracer):
+    if isinstance(g, jax.core.Tracer):  # pyright: ignore[reportAttributeAccessIssue]
         return
     a = np.asarray(g)
     if not np.isfinite(a).all():
@@ -210,7 +210,7 @@ def _concrete(args: tuple) -> list[np.ndarray] | None:
     out = []
     for a in args:
         a = jax.lax.stop_gradient(a)
-        if isinstance(a, jax.core.Tracer):
+        if isinstance(a, jax.core.Tracer):  # pyright: ignore[reportAttributeAccessIssue]
             return None
         out.append(np.asarray(a))
     return out

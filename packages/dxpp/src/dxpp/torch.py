@@ -224,6 +224,7 @@ class _QPFunction(torch.autograd.Function):
             )
         B, n, m, p = data.batch, data.n, data.m, data.p
         device = grad_x.device
+        shared = [t is None or t.ndim == 2 or t.shape[0] == 1 for t in inputs[::2]]
         args = [
             _batched(t, base, B, rows, n, device)
             for t, base, rows in zip(inputs, _BASE_NDIM, (n, n, m, m, p, p))
@@ -248,10 +249,7 @@ class _QPFunction(torch.autograd.Function):
             beta=opts.beta,
             c=opts.c,
             refine=opts.refine,
-            shared=tuple(
-                t is None or t.ndim == 2 or t.shape[0] == 1
-                for t in (inputs[0], inputs[2], inputs[4])
-            ),
+            shared=(shared[0], shared[1], shared[2]),
             q_norm=None if data.q_norms is None else dev(data.q_norms),
         )
         outs: list[Any] = [None]
@@ -399,6 +397,10 @@ class _ScaleGrad(torch.autograd.Function):
         return g * ctx.scale, None
 
 
+def _shape_of(t: torch.Tensor | None) -> tuple[int, ...] | None:
+    return None if t is None else tuple(t.shape)
+
+
 def _none_if_empty(t: Any) -> Any:
     return None if t is None or (isinstance(t, torch.Tensor) and t.numel() == 0) else t
 
@@ -463,13 +465,16 @@ class QPFunction:
         **options: Unpack[LayerKwargs],
     ) -> None:
         self.broadcast_grad = check_choice(broadcast_grad, "broadcast_grad", ("mean", "sum"))
-        beta = options.pop("beta", BETA)
+        unknown = set(options) - set(LayerKwargs.__annotations__)
+        if unknown:
+            raise TypeError(f"unknown QPFunction options {sorted(unknown)}")
+        beta = float(options.pop("beta", BETA))
         if not isinstance(eps, int | float) or not eps > 0:
             raise ValueError(f"eps must be a number > 0, got {eps!r}")
         if isinstance(maxIter, bool) or not isinstance(maxIter, int) or maxIter < 1:
             raise ValueError(f"maxIter must be an integer >= 1, got {maxIter!r}")
         backend = solver if isinstance(solver, str) else "auto"
-        kwargs = dict(options.pop("solver_kwargs", None) or {})
+        kwargs: dict[str, object] = dict(options.pop("solver_kwargs", None) or {})
         if backend in _IPM_BACKENDS:
             kwargs.setdefault("max_iter", int(maxIter))
         if verbose > 0:
@@ -480,7 +485,10 @@ class QPFunction:
             tol=max(float(eps), 1e-10),
             check_psd=bool(check_Q_spd),
             solver_kwargs=kwargs,
-            **options,
+            mode=options.get("mode", MODE),
+            c=options.get("c", C),
+            refine=options.get("refine", REFINE),
+            active_tol=options.get("active_tol", ACTIVE_TOL),
         )
 
     def __call__(
@@ -498,8 +506,8 @@ class QPFunction:
             if (args[i] is None) != (args[j] is None):
                 raise ValueError(
                     f"{_NAMES[i]} and {_NAMES[j]} must both be empty or both be "
-                    f"given, got shapes {tuple(np.shape((Q, p, G, h, A, b)[i]))} "
-                    f"and {tuple(np.shape((Q, p, G, h, A, b)[j]))}"
+                    f"given, got shapes {_shape_of((Q, p, G, h, A, b)[i])} "
+                    f"and {_shape_of((Q, p, G, h, A, b)[j])}"
                 )
         B = max(
             (
