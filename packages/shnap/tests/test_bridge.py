@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,6 @@ from shnap._bridge import (
     Bridge,
     BridgeConfig,
     TrainConfig,
-    _key,
     bridge_marginal,
     bridge_step,
     crop_boxes,
@@ -21,6 +22,7 @@ from shnap._bridge import (
     shell_mean,
 )
 from shnap._unet import UNet3D
+from shnap._weights import weights_key as _key
 from shnap._world import make_phantom, nodule_library
 
 STRUCT = np.ones((3, 3, 3), bool)
@@ -420,33 +422,25 @@ def test_train_loss_is_the_masked_absolute_or_squared_error(monkeypatch):
     assert got["l2"] == pytest.approx(0.36, rel=1e-5)
 
 
-def test_checkpointed_training_resumes_to_the_uninterrupted_weights(tmp_path):
-    import time
-
-    from shnap._bridge import TrainingPaused
-
+def test_training_in_segments_gives_the_uninterrupted_weights():
     rng = np.random.default_rng(0)
     crops = (rng.standard_normal((12, 16, 16, 16)) * 0.05 - 0.78).astype(np.float32)
     rem = removal_masks(2, 16, seed=3)
-    tc = TrainConfig(steps=3, batch_size=4)
-    with pytest.raises(TrainingPaused):
-        Bridge._train(
-            crops,
-            tc,
-            BridgeConfig(widths=NARROW),
-            None,
-            None,
-            rem,
-            tmp_path / "k",
-            time.perf_counter(),
-        )
-    resumed = Bridge._train(
-        crops, tc, BridgeConfig(widths=NARROW), None, None, rem, tmp_path / "k", None
-    )
-    straight = Bridge._train(crops, tc, BridgeConfig(widths=NARROW), None, None, rem)
+    tc, cfg = TrainConfig(steps=3, batch_size=4), BridgeConfig(widths=NARROW)
+    states = []
+    for which in (0, 1):
+        _, state = Bridge.fit_network(which, crops, tc, cfg, None, rem, until=1)
+        assert state.step == 1 and len(state.losses) == 1
+        state = pickle.loads(pickle.dumps(state))  # as a job's result comes back
+        _, state = Bridge.fit_network(which, crops, tc, cfg, None, rem, resume=state)
+        assert state.step == 3 and len(state.losses) == 3
+        states.append(state)
+    resumed = Bridge.from_states(states, tc, cfg, 0.0, None, rem)
+    straight = Bridge._train(crops, tc, cfg, None, None, rem)
     for net in ("unet", "insert_unet"):
         for a, b in zip(getattr(resumed, net).parameters(), getattr(straight, net).parameters()):
             assert torch.equal(a, b)
+    assert resumed.record["loss_last"] == straight.record["loss_last"]
 
 
 def test_insert_steps_sets_the_insertion_network_calls_without_retraining():

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from shnap import _precision
-from shnap._bridge import BridgeConfig, _key
+from shnap._bridge import BridgeConfig
 from shnap._fills import DDPMConfig
+from shnap._weights import weights_key as _key
 
 
 def test_default_is_auto_and_follows_the_cpu():
@@ -43,7 +44,7 @@ def test_forced_bf16_warns_without_native_support(monkeypatch):
 
 
 def test_cache_key_holds_the_precision_run(monkeypatch):
-    monkeypatch.setattr("shnap._bridge.native_bf16", lambda: False)
+    monkeypatch.setattr("shnap._weights.native_bf16", lambda: False)
     assert _key(BridgeConfig()) == _key(BridgeConfig(bf16=False))
     assert _key(BridgeConfig()) != _key(BridgeConfig(bf16=True))
 

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from shnap import _bridge, _shipped
-from shnap._bridge import Bridge, BridgeConfig, TrainConfig, _key, shipped_keys
+from shnap import _shipped, _weights
+from shnap._bridge import Bridge, BridgeConfig, TrainConfig
 from shnap._cnn import CNNConfig, RiskCNN3D, train_risk_cnn
 from shnap._fills import DDPMConfig, RePaint
 from shnap._reproduce import FULL, QUICK, cnn_configs
+from shnap._weights import shipped_keys
+from shnap._weights import weights_key as _key
 
 
 def test_the_defaults_and_the_reproduce_cnns_ship_under_their_current_keys():
@@ -85,7 +87,7 @@ def test_default_editors_load_shipped_weights_whatever_the_cpu_precision(
     """The shipped weights were trained in float32. On a CPU with native bf16 an auto-precision
     config is keyed as bf16, so the lookup falls back to the float32 key instead of training
     the bridge and RePaint for many CPU-minutes on first use."""
-    monkeypatch.setattr(_bridge, "native_bf16", lambda: native)
+    monkeypatch.setattr(_weights, "native_bf16", lambda: native)
     monkeypatch.setenv("SHNAP_CACHE", str(tmp_path / "cache"))
     keys = shipped_keys(TrainConfig(), BridgeConfig())
     assert len(keys) == (2 if native else 1)

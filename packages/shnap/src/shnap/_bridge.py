@@ -30,37 +30,23 @@ The network runs on crops: each 26-connected mask component gets its own box (bo
 identical jobs (same crop, mask and seed) are computed once. The noise of a job is drawn from a
 generator seeded by ``(seed, box corner)``, so it does not depend on the batch it comes in.
 
-One network per edit direction (code version 5): removals run an unconditioned UNet trained on
-random masks over nodule-free crops only (its targets never hold an object), insertions a UNet
-conditioned on the object to insert, trained on real removal and insertion pairs and random
-masks. One conditioned network for both (code version 3) drew nodule-like blobs into 42% of
-removals, and so did an unconditioned removal network that also saw the real removal pairs
-(code version 4, 45%); the random-mask-only removal network leaves 200 of 200 removed regions
-nodule-free (CHANGELOG, "Bridge v5").
+One network per edit direction: removals run an unconditioned UNet trained on the masks it
+edits (:func:`~shnap._editdata.removal_masks`: nodule masks dilated by one voxel over the
+nodule-free twin, vessel and chest-wall voxels inside) and on a share of random metaballs that
+avoid bright voxels; insertions run a UNet conditioned on the object to insert, trained on real
+removal and insertion pairs (:func:`~shnap._editdata.edit_pairs`) and random masks. The
+CHANGELOG records the recipes tried before this one and what each measured.
 
-Code version 6: the removal network trains on the masks it edits (:func:`removal_masks`): nodule
-masks dilated by one voxel, placed at the centres where the world places nodules, over the
-nodule-free twin of the phantom, vessel and chest-wall voxels inside; the target is the
-object-free twin. A share ``TrainConfig.p_metaball`` keeps random metaball masks (ROIs, other
-objects), bright voxels allowed. Version 5 trained on metaball masks free of voxels above
-−750 HU only, while 95% of real dilated nodule masks hold vessel or wall voxels: its fills
-lacked vessels and a discriminator told them from real tissue at AUC 0.997.
-
-Code version 7: the removal network's random metaballs avoid bright voxels again
-(``TrainConfig.metaball_bright = False``); bright voxels enter its masks only through the
-deployment masks, where real removal regions have them. With version 6's metaballs over the
-chest wall and ribs (18% of their voxels bright) the nodule check flagged 28 components in 60
-removals, with version 7's 13 (CHANGELOG); every one touches the wall: the network draws wall
-into lung voxels at a region's edge.
+Crops live in :mod:`shnap._crops`, the training data in :mod:`shnap._editdata`, the configs in
+:mod:`shnap._bridge_config` and the weights' keys in :mod:`shnap._weights`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import copy
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +56,20 @@ from scipy import ndimage
 from torch.nn import functional as F
 
 from icml26_shared.checks import SeedLike, int_from_seed
+from shnap._bridge_config import BridgeConfig, TrainConfig
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
-from shnap._precision import autocast, native_bf16, resolve_bf16
+from shnap._crops import STRUCT, crop_boxes, crop_job_key, extract, paste, shell_mean
+from shnap._editdata import EditPairs, edit_pairs, random_metaball_mask, removal_masks
+from shnap._precision import autocast, resolve_bf16
 from shnap._progress import Progress, training_progress
 from shnap._unet import UNet3D
+from shnap._weights import shipped_keys, weights_key
 
 __all__ = [
     "Bridge",
     "BridgeConfig",
     "EditPairs",
+    "FitState",
     "TrainConfig",
     "bridge_marginal",
     "bridge_step",
@@ -90,9 +81,6 @@ __all__ = [
     "sampling_times",
     "shell_mean",
 ]
-
-_CODE_VERSION = 7
-_STRUCT = ndimage.generate_binary_structure(3, 3)
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,340 +118,7 @@ def sampling_times(t0: float, steps: int, t_end: float = 1e-3, rho: float = 2.0)
     return ((1 - u) * t0 ** (1 / rho) + u * t_end ** (1 / rho)) ** rho
 
 
-def shell_mean(x: np.ndarray, mask: np.ndarray) -> float:
-    """Mean of ``x`` over the 1-voxel shell of ``mask`` (26-connected dilation minus the mask)."""
-    shell = ndimage.binary_dilation(mask, _STRUCT) & ~mask
-    if not shell.any():
-        raise ValueError("mask covers the whole volume: no shell voxels to fill from")
-    return float(x[shell].mean(dtype=np.float64))
-
-
-def random_metaball_mask(
-    shape: Sequence[int],
-    rng: np.random.Generator,
-    radius: tuple[float, float] = (2.0, 5.0),
-    margin: int = 1,
-) -> np.ndarray:
-    """A random metaball: ``Σ_i r_i² / |p − c_i|² ≥ 1`` over 1–3 balls around a random centre.
-
-    The radii are uniform in ``radius`` (nodules of radius 1.5–4 voxels dilated by one); the
-    mask is kept ``margin`` voxels inside the box so that it always has a shell.
-    """
-    shape = tuple(int(s) for s in shape)
-    grid = np.stack(np.meshgrid(*[np.arange(s, dtype=np.float32) for s in shape], indexing="ij"))
-    for _ in range(100):
-        k = int(rng.integers(1, 4))
-        r = rng.uniform(*radius, size=k)
-        r[1:] *= rng.uniform(0.4, 0.8, size=k - 1)
-        lo = np.array([margin + r[0]] * 3)
-        hi = np.array(shape, dtype=np.float64) - 1 - margin - r[0]
-        if np.any(hi < lo):
-            raise ValueError(f"shape {shape} too small for radius {radius} and margin {margin}")
-        c0 = rng.uniform(lo, hi)
-        centres = c0 + rng.normal(0, 1, (k, 3)) * r[0] * 0.6
-        field_ = np.zeros(shape, np.float32)
-        for ci, ri in zip(centres, r):
-            d2 = ((grid - ci[:, None, None, None].astype(np.float32)) ** 2).sum(0)
-            field_ += np.float32(ri**2) / np.maximum(d2, 1e-3)
-        m = field_ >= 1.0
-        inner = np.zeros(shape, bool)
-        inner[tuple(slice(margin, s - margin) for s in shape)] = True
-        if m.any() and not (m & ~inner).any():
-            return m
-    raise RuntimeError("could not draw a metaball mask inside the box")  # pragma: no cover
-
-
 # --------------------------------------------------------------------------------------------
-# training pairs of the distribution the editor is used on
-@dataclass(frozen=True)
-class EditPairs:
-    """Training pairs (n, S, S, S): the editor's input ``x``, the target ``x0``, the edit
-    ``mask`` and the insertion conditioning ``prior`` / ``prior_mask`` (zero for removals);
-    ``insertion`` flags the insertion pairs."""
-
-    x: np.ndarray
-    x0: np.ndarray
-    mask: np.ndarray
-    prior: np.ndarray
-    prior_mask: np.ndarray
-    insertion: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.x)
-
-
-def edit_pairs(n_phantoms: int, size: int = 16, seed: SeedLike = 0) -> EditPairs:
-    """Removal and insertion pairs from phantoms and their object-free twins.
-
-    Phantom ``s`` (2-4 nodules, one electrode; seeds ``2_000_000 + 100_003·seed + k``, apart
-    from every seed the reproduce and realism studies draw) and ``make_phantom(s)`` without
-    objects share their anatomy. For each object whose mask dilated by one voxel (minus the
-    other objects), plus a shell, fits a ``size``³ crop:
-
-    * a removal pair: input = the case, target = the twin inside the mask (the true
-      background where the object was), the case outside;
-    * for a nodule, an insertion pair: input = the removal's target, target = the case,
-      ``prior`` = the nodule as a template over flat lung (``window(-850 HU + hu - hu_twin)``
-      on the nodule mask), ``prior_mask`` = the nodule mask: what :meth:`Bridge.insert`
-      conditions on.
-    """
-    from shnap._world import LUNG_HU, make_phantom, window
-
-    seed = int_from_seed(seed, "seed", bits=63)
-    rng = np.random.default_rng([seed, 17])
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("x", "x0", "m", "p", "pm", "ins")}
-    for k in range(int(n_phantoms)):
-        s = 2_000_000 + 100_003 * int(seed) + k
-        ph = make_phantom(32, n_nodules=int(rng.integers(2, 5)), electrodes=1, seed=s)
-        bare = make_phantom(32, seed=s)
-        objects = ph.objects()
-        kinds = [(m, True) for m in ph.nodule_masks] + [(m, False) for m in ph.electrode_masks]
-        for om, is_nodule in kinds:
-            region = ndimage.binary_dilation(om, _STRUCT) & ~(objects & ~om)
-            sl = ndimage.find_objects(region.astype(np.int8))[0]
-            lo = np.array([a.start for a in sl])
-            hi = np.array([a.stop for a in sl])
-            if np.any(hi - lo + 2 > size):
-                continue
-            corner = np.clip((lo + hi) // 2 - size // 2, 0, 32 - size)
-            box = tuple(slice(c, c + size) for c in corner)
-            case = ph.image[box]
-            back = np.where(region[box], bare.image[box], case).astype(np.float32)
-            zero = np.zeros_like(case)
-            cols["x"].append(case)
-            cols["x0"].append(back)
-            cols["m"].append(region[box])
-            cols["p"].append(zero)
-            cols["pm"].append(np.zeros(case.shape, bool))
-            cols["ins"].append(np.array(False))
-            if is_nodule:
-                template = window(LUNG_HU + ph.hu[box] - bare.hu[box])
-                cols["x"].append(back)
-                cols["x0"].append(case)
-                cols["m"].append(region[box])
-                cols["p"].append(np.where(om[box], template, 0.0).astype(np.float32))
-                cols["pm"].append(om[box])
-                cols["ins"].append(np.array(True))
-    if not cols["x"]:
-        raise ValueError("no object fitted a crop; use more phantoms or a larger size")
-    return EditPairs(*(np.stack(cols[k]) for k in ("x", "x0", "m", "p", "pm", "ins")))
-
-
-def removal_masks(
-    n_phantoms: int, size: int = 16, seed: SeedLike = 0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Training data of the removal network: the masks it edits, over object-free targets.
-
-    Phantom ``s`` (seeds ``3_000_000 + 100_003·seed + k``, apart from every other study) gets
-    2-4 random nodules at the centres the world allows; each nodule's mask dilated by one voxel
-    (26-connected; the removal region of :func:`shnap.shnap`) is cut, in a ``size``³ crop
-    centred on it, from the nodule-free twin ``make_phantom(32, seed=s)``: vessel and
-    chest-wall voxels stay inside the mask, and the target holds no object. Returns
-    ``(crops, masks)``, (n, size, size, size) float32 and bool.
-    """
-    from shnap._world import make_phantom, random_nodule_specs
-
-    if n_phantoms < 1:
-        raise ValueError(f"n_phantoms must be >= 1, got {n_phantoms}")
-    seed = int_from_seed(seed, "seed", bits=63)
-    rng = np.random.default_rng([seed, 23])
-    crops, masks = [], []
-    for k in range(int(n_phantoms)):
-        s = 3_000_000 + 100_003 * int(seed) + k
-        specs = random_nodule_specs(int(rng.integers(2, 5)), rng)
-        ph = make_phantom(32, nodules=specs, seed=s)
-        bare = make_phantom(32, seed=s).image
-        for om in ph.nodule_masks:
-            region = ndimage.binary_dilation(om, _STRUCT)
-            sl = ndimage.find_objects(region.astype(np.int8))[0]
-            lo = np.array([a.start for a in sl])
-            hi = np.array([a.stop for a in sl])
-            if np.any(hi - lo + 2 > size):
-                continue
-            corner = np.clip((lo + hi) // 2 - size // 2, 0, 32 - size)
-            box = tuple(slice(c, c + size) for c in corner)
-            crops.append(bare[box])
-            masks.append(region[box])
-    if not crops:
-        raise ValueError("no nodule fitted a crop; use more phantoms or a larger size")
-    return np.stack(crops).astype(np.float32), np.stack(masks)
-
-
-# --------------------------------------------------------------------------------------------
-# crops
-def crop_job_key(xc: np.ndarray, mc: np.ndarray, seed: int, corner: tuple, size: tuple) -> bytes:
-    """Identity of a removal crop job: an editor samples a job repeated within one
-    ``remove_batch`` call once (its noise is keyed by seed and corner, so the result is the
-    same)."""
-    return hashlib.blake2b(
-        xc.tobytes() + mc.tobytes() + repr((seed, corner, size)).encode()
-    ).digest()
-
-
-def crop_boxes(mask: np.ndarray, margin: int = 3, crop: int = 16) -> list[tuple[np.ndarray, tuple]]:
-    """Boxes covering the mask: ``(component mask, (corner, size))`` per 26-connected component.
-
-    Every component is edited in its own box, so its fill does not depend on which other
-    components are edited (nor its noise, keyed by its own box). Each box has sides
-    ``max(crop, 4·⌈(extent + 2·margin)/4⌉)``, is centred on its cluster and shifted inside the
-    volume where the volume is large enough (otherwise it sticks out and is edge-padded).
-    """
-    labels, _ = ndimage.label(mask, _STRUCT)
-    slices = ndimage.find_objects(labels)
-    boxes = [
-        [np.array([s.start for s in sl]) - margin, np.array([s.stop for s in sl]) + margin, [j + 1]]
-        for j, sl in enumerate(slices)
-        if sl is not None
-    ]
-    out = []
-    shape = np.array(mask.shape)
-    for lo, hi, labs in boxes:
-        extent = hi - lo
-        size = np.maximum(crop, 4 * np.ceil(extent / 4).astype(int))
-        centre = (lo + hi) // 2
-        corner = centre - size // 2
-        inside = size <= shape
-        corner = np.where(inside, np.clip(corner, 0, shape - size), corner)
-        comp = np.isin(labels, labs)
-        out.append((comp, (tuple(int(c) for c in corner), tuple(int(s) for s in size))))
-    return out
-
-
-def _extract(x: np.ndarray, corner: Sequence[int], size: Sequence[int], mode: str) -> np.ndarray:
-    pads, sl = [], []
-    for c, s, n in zip(corner, size, x.shape):
-        a, b = max(c, 0), min(c + s, n)
-        pads.append((a - c, c + s - b))
-        sl.append(slice(a, b))
-    part = x[tuple(sl)]
-    if any(p != (0, 0) for p in pads):
-        part = np.pad(part, pads, mode=mode)
-    return part
-
-
-def _paste(out: np.ndarray, sub: np.ndarray, submask: np.ndarray, corner: Sequence[int]) -> None:
-    vs, ps = [], []
-    for c, s, n in zip(corner, sub.shape, out.shape):
-        a, b = max(c, 0), min(c + s, n)
-        vs.append(slice(a, b))
-        ps.append(slice(a - c, b - c))
-    region = out[tuple(vs)]
-    m = submask[tuple(ps)]
-    region[m] = sub[tuple(ps)][m]
-
-
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BridgeConfig:
-    """The bridge's process and sampler: noise scales, sampler steps, crop geometry, precision."""
-
-    sigma: float = 0.2
-    sigma1: float = 0.05
-    steps: int = 50
-    widths: tuple[int, int, int] = (16, 32, 64)
-    margin: int = 3
-    crop: int = 16
-    #: bf16 autocast: None (default) where the CPU computes bf16 natively, else float32
-    bf16: bool | None = None
-    #: the sampler's last time (it returns x̂0 there) and the spacing of :func:`sampling_times`
-    t_end: float = 1e-3
-    rho: float = 2.0
-    #: network calls of an insertion; None: ``max(1, round(steps * tau))``
-    insert_steps: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.insert_steps is not None:
-            check_steps(self.insert_steps, "BridgeConfig.insert_steps")
-        if not 0 < self.t_end < 0.3:
-            raise ValueError(f"BridgeConfig.t_end must be in (0, 0.3), got {self.t_end}")
-        if not self.rho >= 1:
-            raise ValueError(f"BridgeConfig.rho must be >= 1, got {self.rho}")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Training of the bridge's UNet (its hash, with :class:`BridgeConfig`'s, keys the cache)."""
-
-    n_crops: int = 4000
-    steps: int = 1300
-    batch_size: int = 32
-    lr: float = 2e-3
-    seed: int = 0
-    radius: tuple[float, float] = (2.0, 5.0)
-    #: place masks where dilated nodules can be: free of voxels above ``vessel_hu`` (vessels,
-    #: chest wall), as nodules never touch vessels or the lung boundary
-    nodule_like: bool = True
-    vessel_hu: float = -750.0
-    #: phantoms (with nodules and an electrode, and their object-free twins) giving the
-    #: removal and insertion pairs of :func:`edit_pairs`; 0 trains on random masks only
-    n_pair_phantoms: int = 400
-    #: batch shares of real-object removals and of insertions (the rest: random masks on
-    #: nodule-free crops)
-    p_removal: float = 0.4
-    p_insertion: float = 0.3
-    #: one network per edit direction: removals by an unconditioned UNet trained on random
-    #: masks only (no real pairs), insertions by the conditioned UNet (the recipe above);
-    #: False: one conditioned UNet for both (code version 3)
-    split: bool = True
-    #: the removal network's masks: ``"deployment"`` (:func:`removal_masks` from
-    #: ``n_mask_phantoms`` phantoms, a share ``p_metaball`` of random metaballs, bright voxels
-    #: allowed) or ``"metaball"`` (code version 5: metaballs, ``nodule_like`` filtered)
-    removal_mask_source: str = "deployment"
-    n_mask_phantoms: int = 600
-    p_metaball: float = 0.25
-    #: the removal network's random metaballs may cover bright voxels (vessels, chest wall,
-    #: ribs; code version 6); False (code version 7) keeps them ``nodule_like``, so bright
-    #: voxels inside its masks come only from the deployment masks (where real removals have
-    #: them); with bright metaballs it drew wall into lung voxels twice as often
-    metaball_bright: bool = False
-    #: the loss on x̂0's masked voxels: ``"l1"`` (mean absolute error, the default) or
-    #: ``"l2"`` (mean squared error: x̂0 estimates the posterior mean, which the sampler's
-    #: bridge-posterior step assumes; L1 estimates the per-voxel median)
-    loss: str = "l1"
-
-    def __post_init__(self) -> None:
-        if self.loss not in ("l1", "l2"):
-            raise ValueError(f"TrainConfig.loss must be 'l1' or 'l2', got {self.loss!r}")
-        if self.removal_mask_source not in ("deployment", "metaball"):
-            raise ValueError(
-                "TrainConfig.removal_mask_source must be 'deployment' or 'metaball', "
-                f"got {self.removal_mask_source!r}"
-            )
-        if not 0 <= self.p_metaball <= 1:
-            raise ValueError(f"TrainConfig.p_metaball must be in [0, 1], got {self.p_metaball}")
-
-
-#: sampler settings: they do not change the trained weights, so they are not in the cache key
-_SAMPLER_FIELDS = ("steps", "t_end", "rho", "margin", "crop", "insert_steps")
-
-
-def _key(*configs: Any, auto_bf16: bool | None = None) -> str:
-    """Cache key of ``configs`` (sampler settings aside) and the code version. A ``bf16=None``
-    (auto) config is keyed by the precision it trains in here (float32 and bf16 weights never
-    share a key), or by ``auto_bf16`` when given."""
-    dicts = [asdict(c) for c in configs]
-    for c, d in zip(configs, dicts):
-        if isinstance(c, BridgeConfig):
-            for f in _SAMPLER_FIELDS:
-                d.pop(f)
-        if isinstance(c, TrainConfig) and d["loss"] == "l1":  # keys from before the field
-            d.pop("loss")
-        if "bf16" in d and d["bf16"] is None:
-            d["bf16"] = native_bf16() if auto_bf16 is None else auto_bf16
-    blob = json.dumps([*dicts, _CODE_VERSION], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def shipped_keys(*configs: Any) -> list[str]:
-    """Keys under which shipped weights may serve ``configs``: their own key, then, for an auto
-    precision (``bf16=None``), the float32 key. The package's weights were trained in float32;
-    a CPU with native bf16 (which keys auto configs as bf16) loads them instead of training."""
-    keys = [_key(*configs)]
-    if any(getattr(c, "bf16", False) is None for c in configs):
-        keys.append(_key(*configs, auto_bf16=False))
-    return list(dict.fromkeys(keys))
-
-
 @dataclass
 class _Job:
     x: np.ndarray  # crop of the input
@@ -474,31 +129,23 @@ class _Job:
     prior_mask: np.ndarray | None = None  # where it is (bool)
 
 
-class TrainingPaused(RuntimeError):
-    """Raised by a checkpointed training that reached its deadline (its state is saved)."""
+#: the default configs (the shipped weights' ones)
+DEFAULT_TRAIN, DEFAULT_CONFIG = TrainConfig(), BridgeConfig()
 
 
-def _save_fit_state(
-    path: Path,
-    net: torch.nn.Module,
-    opt: torch.optim.Optimizer,
-    sched: Any,
-    rng: np.random.Generator,
-    losses: list[float],
-    step: int,
-) -> None:
-    torch.save(
-        {
-            "net": net.state_dict(),
-            "opt": opt.state_dict(),
-            "sched": sched.state_dict(),
-            "rng": rng.bit_generator.state,
-            "torch_rng": torch.get_rng_state(),
-            "losses": losses,
-            "step": step,
-        },
-        path,
-    )
+@dataclass
+class FitState:
+    """One network's training after ``step`` steps (picklable): what a later segment resumes
+    from (:meth:`Bridge.fit_network`), bit-identical to a training without the break."""
+
+    step: int
+    net: dict[str, Any]
+    opt: dict[str, Any]
+    sched: dict[str, Any]
+    rng: dict[str, Any]
+    torch_rng: torch.Tensor
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
 
 
 def _torch_shell_mean(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
@@ -528,6 +175,31 @@ def _nodule_like_masks(
     return out
 
 
+def _check_training_data(
+    crops: np.ndarray, pairs: EditPairs | None, removal: tuple[np.ndarray, np.ndarray] | None
+) -> np.ndarray:
+    """The training crops as float32, the pairs and removal masks checked against them."""
+    crops = np.asarray(crops, np.float32)
+    if crops.ndim != 4 or min(crops.shape[1:]) < 8:
+        raise ValueError(f"crops must be (n, D, H, W) with sides >= 8, got {crops.shape}")
+    if any(s % 4 for s in crops.shape[1:]):
+        raise ValueError(f"crops must have sides that are multiples of 4, got {crops.shape[1:]}")
+    if pairs is not None and pairs.x.shape[1:] != crops.shape[1:]:
+        raise ValueError(
+            f"pairs must have crops of shape {crops.shape[1:]}, got {pairs.x.shape[1:]}"
+        )
+    if removal is not None and (
+        len(removal) != 2
+        or removal[0].shape[1:] != crops.shape[1:]
+        or removal[1].shape != removal[0].shape
+    ):
+        raise ValueError(
+            f"removal must be (crops, masks) of shape (n, {crops.shape[1:]}), "
+            f"got {[np.shape(r) for r in removal]}"
+        )
+    return crops
+
+
 class Bridge:
     """The diffusion-bridge editor (an ``Editor``): ``remove``, ``remove_batch``, ``insert``.
 
@@ -546,7 +218,7 @@ class Bridge:
     def __init__(
         self,
         unet: UNet3D | None = None,
-        config: BridgeConfig = BridgeConfig(),
+        config: BridgeConfig = DEFAULT_CONFIG,
         insert_unet: UNet3D | None = None,
     ) -> None:
         self.config = config
@@ -562,8 +234,8 @@ class Bridge:
     def train(
         cls,
         crops: np.ndarray,
-        train: TrainConfig = TrainConfig(),
-        config: BridgeConfig = BridgeConfig(),
+        train: TrainConfig = DEFAULT_TRAIN,
+        config: BridgeConfig = DEFAULT_CONFIG,
         progress: Progress = None,
         pairs: EditPairs | None = None,
         removal: tuple[np.ndarray, np.ndarray] | None = None,
@@ -605,55 +277,51 @@ class Bridge:
         progress: Callable[[int], None] | None,
         pairs: EditPairs | None,
         removal: tuple[np.ndarray, np.ndarray] | None = None,
-        checkpoint: Path | None = None,
-        deadline: float | None = None,
     ) -> Bridge:
-        """:meth:`train` with a per-step callback; with ``checkpoint`` (a path prefix) each
-        network resumes from and, past ``deadline`` (``time.perf_counter()``), pauses to its
-        checkpoint file, raising :class:`TrainingPaused`."""
-        crops = np.asarray(crops, np.float32)
-        if crops.ndim != 4 or min(crops.shape[1:]) < 8:
-            raise ValueError(f"crops must be (n, D, H, W) with sides >= 8, got {crops.shape}")
-        if any(s % 4 for s in crops.shape[1:]):
-            raise ValueError(
-                f"crops must have sides that are multiples of 4, got {crops.shape[1:]}"
-            )
-        if pairs is not None and pairs.x.shape[1:] != crops.shape[1:]:
-            raise ValueError(
-                f"pairs must have crops of shape {crops.shape[1:]}, got {pairs.x.shape[1:]}"
-            )
-        if removal is not None and (
-            len(removal) != 2
-            or removal[0].shape[1:] != crops.shape[1:]
-            or removal[1].shape != removal[0].shape
-        ):
-            raise ValueError(
-                f"removal must be (crops, masks) of shape (n, {crops.shape[1:]}), "
-                f"got {[np.shape(r) for r in removal]}"
-            )
+        """:meth:`train` with a per-step callback."""
+        crops = _check_training_data(crops, pairs, removal)
         check_steps(train.steps, "train.steps")
         t0 = time.perf_counter()
+        nets = range(2 if train.split else 1)
+        fitted = [
+            cls.fit_network(i, crops, train, config, pairs, removal, progress=progress)
+            for i in nets
+        ]
+        states = [st for _, st in fitted]
+        seconds = time.perf_counter() - t0
+        return cls.from_states(
+            states, train, config, seconds, pairs, removal, nets=[n for n, _ in fitted]
+        )
 
-        def ckpt(i: int) -> Path | None:
-            return None if checkpoint is None else Path(f"{checkpoint}.net{i}.pt")
-
-        net, losses = cls._fit(
-            crops, train, config, progress, pairs, train.p_removal, train.p_insertion, True, 0,
-            ckpt=ckpt(0), deadline=deadline,
-        )  # fmt: skip
-        ins_losses: list[float] = []
-        insert_net = None
+    @classmethod
+    def from_states(
+        cls,
+        states: Sequence[FitState],
+        train: TrainConfig,
+        config: BridgeConfig,
+        seconds: float,
+        pairs: EditPairs | None = None,
+        removal: tuple[np.ndarray, np.ndarray] | None = None,
+        nets: Sequence[UNet3D] | None = None,
+    ) -> Bridge:
+        """The bridge of finished trainings (:meth:`fit_network` ``0``, and ``1`` when
+        ``train.split``) with its training record; ``nets``: the trained networks (else
+        built from the states)."""
+        if nets is None:
+            nets = []
+            for i, st in enumerate(states):
+                net = UNet3D(config.widths, cond=i == 0)
+                net.load_state_dict(st.net)
+                nets.append(net)
         if train.split:
-            insert_net, ins_losses = net, losses
-            net, losses = cls._fit(
-                crops, train, config, progress, pairs, 0.0, 0.0, False, 1,
-                removal=removal, ckpt=ckpt(1), deadline=deadline,
-            )  # fmt: skip
+            (insert_net, ins_losses), (net, losses) = zip(nets, (s.losses for s in states))
+        else:
+            insert_net, ins_losses, net, losses = None, [], nets[0], states[0].losses
         bridge = cls(net, config, insert_unet=insert_net)
         tail = losses[-max(1, len(losses) // 10) :]
         bridge.record = {
             "train": asdict(train),
-            "seconds": time.perf_counter() - t0,
+            "seconds": seconds,
             "loss_first": float(np.mean(losses[: max(1, len(losses) // 10)])),
             "loss_last": float(np.mean(tail)),
             "insert_loss_last": float(np.mean(ins_losses[-max(1, len(ins_losses) // 10) :]))
@@ -664,6 +332,34 @@ class Bridge:
             "removal_masks": 0 if removal is None else len(removal[0]),
         }
         return bridge
+
+    @classmethod
+    def fit_network(
+        cls,
+        which: int,
+        crops: np.ndarray,
+        train: TrainConfig,
+        config: BridgeConfig,
+        pairs: EditPairs | None,
+        removal: tuple[np.ndarray, np.ndarray] | None = None,
+        *,
+        resume: FitState | None = None,
+        until: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[UNet3D, FitState]:
+        """Train network ``which`` of :meth:`train` (0: the conditioned one, the insertion
+        network when ``train.split``; 1: the removal network) from ``resume`` (None: from
+        scratch) up to step ``until`` (None: ``train.steps``); returns the network and its
+        state, from which a later call continues exactly where this one stopped."""
+        if which not in ((0, 1) if train.split else (0,)):
+            raise ValueError(f"which must be 0 or 1 (1 only with train.split), got {which!r}")
+        if which == 0:
+            args = (pairs, train.p_removal, train.p_insertion, True, 0)
+            return cls._fit(crops, train, config, progress, *args, resume=resume, until=until)
+        return cls._fit(
+            crops, train, config, progress, pairs, 0.0, 0.0, False, 1,
+            removal=removal, resume=resume, until=until,
+        )  # fmt: skip
 
     @staticmethod
     def _fit(
@@ -678,10 +374,12 @@ class Bridge:
         seed_offset: int,
         *,
         removal: tuple[np.ndarray, np.ndarray] | None = None,
-        ckpt: Path | None = None,
-        deadline: float | None = None,
-    ) -> tuple[UNet3D, list[float]]:
-        """One network of :meth:`train` (validated input): the UNet and its per-step losses."""
+        resume: FitState | None = None,
+        until: int | None = None,
+    ) -> tuple[UNet3D, FitState]:
+        """One network of :meth:`train` (validated input) from ``resume`` to step ``until``:
+        the UNet and its state (per-step losses included)."""
+        t0 = time.perf_counter()
         seed = train.seed + seed_offset
         bf16 = resolve_bf16(config.bf16, "BridgeConfig")
         torch.manual_seed(seed)
@@ -728,22 +426,19 @@ class Bridge:
         opt = torch.optim.Adam(net.parameters(), lr=train.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, train.steps)
         losses: list[float] = []
-        start_step = 0
-        if ckpt is not None and ckpt.is_file():
-            state = torch.load(ckpt, map_location="cpu", weights_only=False)
-            net.load_state_dict(state["net"])
-            opt.load_state_dict(state["opt"])
-            sched.load_state_dict(state["sched"])
-            rng.bit_generator.state = state["rng"]
-            torch.set_rng_state(state["torch_rng"])
-            losses, start_step = list(state["losses"]), int(state["step"])
+        start_step, seconds = 0, 0.0
+        if resume is not None:
+            net.load_state_dict(resume.net)
+            opt.load_state_dict(resume.opt)
+            sched.load_state_dict(resume.sched)
+            rng.bit_generator.state = resume.rng
+            torch.set_rng_state(resume.torch_rng)
+            losses, start_step, seconds = list(resume.losses), resume.step, resume.seconds
             if progress is not None and start_step:
                 progress(start_step)
+        stop = train.steps if until is None else min(int(until), train.steps)
         net.train()
-        for step_i in range(start_step, train.steps):
-            if ckpt is not None and deadline is not None and time.perf_counter() > deadline:
-                _save_fit_state(ckpt, net, opt, sched, rng, losses, step_i)
-                raise TrainingPaused(f"paused at step {step_i} of {train.steps}; saved {ckpt}")
+        for _ in range(start_step, stop):
             parts = []
             if n_rand:
                 idx = torch.from_numpy(rng.integers(0, len(data), n_rand))
@@ -807,10 +502,18 @@ class Bridge:
             losses.append(float(loss.detach()))
             if progress is not None:
                 progress(1)
-        if ckpt is not None:  # done: a resumed run skips this network
-            _save_fit_state(ckpt, net, opt, sched, rng, losses, train.steps)
+        state = FitState(
+            max(start_step, stop),
+            {k: v.clone() for k, v in net.state_dict().items()},
+            copy.deepcopy(opt.state_dict()),
+            sched.state_dict(),
+            rng.bit_generator.state,
+            torch.get_rng_state(),
+            losses,
+            seconds + time.perf_counter() - t0,
+        )
         net.eval()
-        return net, losses
+        return net, state
 
     @staticmethod
     def training_data(
@@ -834,8 +537,8 @@ class Bridge:
     @classmethod
     def pretrained(
         cls,
-        train: TrainConfig = TrainConfig(),
-        config: BridgeConfig = BridgeConfig(),
+        train: TrainConfig = DEFAULT_TRAIN,
+        config: BridgeConfig = DEFAULT_CONFIG,
         *,
         cache: bool = True,
         progress: Progress = None,
@@ -854,7 +557,7 @@ class Bridge:
         from shnap._cnn import cache_dir, warn_retrain
         from shnap._shipped import load_shipped
 
-        key = _key(train, config)
+        key = weights_key(train, config)
         path = cache_dir() / f"bridge-{key}.pt"
         if cache and path.is_file():
             try:
@@ -972,8 +675,8 @@ class Bridge:
         which: list[int] = []
         for b, (x, m, seed) in enumerate(zip(xs, ms, seeds)):
             for comp, (corner, size) in crop_boxes(m, self.config.margin, self.config.crop):
-                xc = _extract(x, corner, size, "edge")
-                mc = _extract(comp, corner, size, "constant")
+                xc = extract(x, corner, size, "edge")
+                mc = extract(comp, corner, size, "constant")
                 key = crop_job_key(xc, mc, int(seed), corner, size)
                 if key not in index:
                     index[key] = len(jobs)
@@ -982,7 +685,7 @@ class Bridge:
                 placements.append((b, mc, corner))
         results = self._run(jobs, 1.0, steps)
         for (b, mc, corner), j in zip(placements, which):
-            _paste(out[b], results[j], mc, corner)
+            paste(out[b], results[j], mc, corner)
         return out
 
     def _removal_job(
@@ -1030,15 +733,15 @@ class Bridge:
         pm = nodule.mask[ps]
         region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
         prior = np.where(placed, pasted, np.float32(0)).astype(np.float32)
-        edit = ndimage.binary_dilation(placed, _STRUCT)
+        edit = ndimage.binary_dilation(placed, STRUCT)
         out = x.copy()
         jobs, places = [], []
         for comp, (corner, size) in crop_boxes(edit, self.config.margin, self.config.crop):
-            xc = _extract(x, corner, size, "edge")
-            pc = _extract(pasted, corner, size, "edge")
-            mc = _extract(comp, corner, size, "constant")
-            prc = _extract(prior, corner, size, "constant")
-            pmc = _extract(placed & comp, corner, size, "constant")
+            xc = extract(x, corner, size, "edge")
+            pc = extract(pasted, corner, size, "edge")
+            mc = extract(comp, corner, size, "constant")
+            prc = extract(prior, corner, size, "constant")
+            pmc = extract(placed & comp, corner, size, "constant")
             rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 7, *(c + 1000 for c in corner)])
             noise = rng.standard_normal((n + 2, *xc.shape), dtype=np.float32)
             fill = np.float32(shell_mean(xc, mc))
@@ -1048,7 +751,7 @@ class Bridge:
             jobs.append(_Job(xc, mc, noise[2:], start, prc, pmc))
             places.append((mc, corner))
         for res, (mc, corner) in zip(self._run(jobs, tau, n, self.insert_unet), places):
-            _paste(out, res, mc, corner)
+            paste(out, res, mc, corner)
         return out
 
     # -- the sampler --------------------------------------------------------------------------

@@ -27,11 +27,12 @@ import numpy as np
 import torch
 from scipy import ndimage
 
-from shnap._bridge import _STRUCT, _extract, _paste, crop_boxes, crop_job_key, shell_mean
 from shnap._checks import check_mask, check_steps, check_tau, check_volume
+from shnap._crops import STRUCT, crop_boxes, crop_job_key, extract, paste, shell_mean
 from shnap._precision import autocast, resolve_bf16
 from shnap._progress import Progress, training_progress
 from shnap._unet import UNet3D
+from shnap._weights import shipped_keys, weights_key
 
 __all__ = ["DDPMConfig", "GlobalMeanFill", "RePaint", "ShellMeanFill", "ZeroFill", "alpha_bar"]
 
@@ -65,7 +66,7 @@ def _paste_template(
     region = pasted[vs]
     pm = nodule.mask[ps]
     region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
-    return pasted, placed, ndimage.binary_dilation(placed, _STRUCT)
+    return pasted, placed, ndimage.binary_dilation(placed, STRUCT)
 
 
 class _ConstantFill:
@@ -142,7 +143,7 @@ class ShellMeanFill(_ConstantFill):
 
     def fill(self, out: np.ndarray, x: np.ndarray, mask: np.ndarray) -> None:
         """Each 26-connected component of ``mask`` gets the mean of its own shell."""
-        labels, k = ndimage.label(mask, _STRUCT)
+        labels, k = ndimage.label(mask, STRUCT)
         for j in range(1, k + 1):
             comp = labels == j
             out[comp] = self.value(x, comp)
@@ -283,12 +284,11 @@ class RePaint:
         neither is trained (and cached). Training prints one line on stderr first, then a bar
         when stderr is a terminal; an unreadable cache file is retrained and overwritten, with
         a warning naming it."""
-        from shnap._bridge import _key, shipped_keys
         from shnap._cnn import cache_dir, read_blob, warn_retrain
         from shnap._shipped import load_shipped
         from shnap._world import nodule_free_crops
 
-        key = f"{_key(config)}-{n_crops}"
+        key = f"{weights_key(config)}-{n_crops}"
         path = cache_dir() / f"repaint-{key}.pt"
         if cache and path.is_file():
             try:
@@ -337,8 +337,8 @@ class RePaint:
         jobs, places, which, index = [], [], [], {}
         for b, (x, m, seed) in enumerate(zip(xs, ms, seeds)):
             for comp, (corner, size) in crop_boxes(m, self.config.margin, self.config.crop):
-                xc = _extract(x, corner, size, "edge")
-                mc = _extract(comp, corner, size, "constant")
+                xc = extract(x, corner, size, "edge")
+                mc = extract(comp, corner, size, "constant")
                 key = crop_job_key(xc, mc, int(seed), corner, size)
                 if key not in index:
                     index[key] = len(jobs)
@@ -347,7 +347,7 @@ class RePaint:
                 places.append((b, mc, corner))
         results = self._run(jobs, 1.0)
         for (b, mc, corner), j in zip(places, which):
-            _paste(out[b], results[j], mc, corner)
+            paste(out[b], results[j], mc, corner)
         return out
 
     def insert(
@@ -360,13 +360,13 @@ class RePaint:
         out = x.copy()
         jobs, places = [], []
         for comp, (corner, size) in crop_boxes(edit, self.config.margin, self.config.crop):
-            xc = _extract(x, corner, size, "edge")
-            pc = _extract(pasted, corner, size, "edge")
-            mc = _extract(comp, corner, size, "constant")
+            xc = extract(x, corner, size, "edge")
+            pc = extract(pasted, corner, size, "edge")
+            mc = extract(comp, corner, size, "constant")
             jobs.append((xc, mc, int(seed), corner, pc))
             places.append((mc, corner))
         for (mc, corner), res in zip(places, self._run(jobs, tau)):
-            _paste(out, res, mc, corner)
+            paste(out, res, mc, corner)
         return out
 
     @torch.inference_mode()
