@@ -31,6 +31,7 @@ from scipy import ndimage
 from torch import nn
 
 from icml26_shared.checks import check_in_interval
+from icml26_shared.threads import single_thread
 from shnap._precision import autocast, native_bf16
 
 __all__ = [
@@ -223,7 +224,10 @@ def realism_report(
 
 
 def _cnn_fold(task: tuple[np.ndarray, np.ndarray, np.ndarray, int, int]) -> np.ndarray:
-    return _cnn_scores(*task)
+    """One fold's discriminator scores, on one thread: the same numbers in a worker process
+    or here (with one worker), whatever the caller's thread count."""
+    with single_thread():
+        return _cnn_scores(*task)
 
 
 def realism_reports(
