@@ -34,7 +34,9 @@ from contextlib import contextmanager
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from icml26_shared.threads import single_thread, threads
 
@@ -48,13 +50,14 @@ Solve = Callable[[Tensor], Tensor]
 
 
 class TorchGrads(NamedTuple):
-    """Per-problem gradients, float64, batch axis first: ``Q (B,n,n)``, ``q (B,n)``, ..."""
+    """Per-problem gradients, float64, batch axis first: ``Q (B,n,n)``, ``q (B,n)``, ...
+    (``None`` for a matrix whose gradient was not asked for)."""
 
-    Q: Tensor
+    Q: Tensor | None
     q: Tensor
-    G: Tensor
+    G: Tensor | None
     h: Tensor
-    A: Tensor
+    A: Tensor | None
     b: Tensor
 
 
@@ -437,6 +440,7 @@ def torch_vjp(
     refine: int = REFINE,
     shared: tuple[bool, bool, bool] = (False, False, False),
     q_norm: Tensor | None = None,
+    needs: tuple[bool, bool, bool] = (True, True, True),
 ) -> TorchGrads:
     """VJP of a canonical dense batch (float64 tensors, all with batch axis ``B``; matrices
     may be ``expand``-ed views): ``Q (B,n,n)``, ``G (B,m,n)``, ``A (B,p,n)``, vectors ``(B,·)``.
@@ -448,7 +452,8 @@ def torch_vjp(
 
     ``shared`` flags ``(Q, G, A)`` that are one matrix for the whole batch: their gradients
     are returned summed over the batch, ``(n, n)``/``(m, n)``/``(p, n)``, without forming the
-    per-problem ones. Vector gradients are always per problem. ``q_norm`` ``(B,)``: the
+    per-problem ones; ``needs`` flags the matrices whose gradients are wanted (the others
+    are ``None``, never formed). Vector gradients are always per problem. ``q_norm`` ``(B,)``: the
     forward's estimates of ``‖Q_b‖₂`` (the same power iteration), else computed here.
 
     Threads: on the CPU with ``ONE_THREAD_MIN_N ≤ n ≤ SERIAL_MAX_N`` the whole backward runs
@@ -462,7 +467,7 @@ def torch_vjp(
     n = Q.shape[-1]
     with _one_thread(g.device.type == "cpu" and ONE_THREAD_MIN_N <= n <= SERIAL_MAX_N):
         return _dense_vjp(
-            Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm
+            Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm, needs
         )
 
 
@@ -571,16 +576,16 @@ def _reduced_adjoint(
 SMALL_REDUCED_S = 160
 
 
-def _reduced_one(
-    Q: Tensor, G: Tensor, A: Tensor, active: Tensor, g: Tensor
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """:func:`_reduced_adjoint` for one problem (``B = 1``) on the CPU, in numpy/scipy: at
-    these sizes torch's per-kernel overhead (about 40 small kernels) costs more than the
-    solve."""
-    import numpy as np
-
-    Qn, Gn, An, gn = Q[0].numpy(), G[0].numpy(), A[0].numpy(), g[0].numpy()
-    act = active[0].numpy()
+def _reduced_numpy(
+    Qn: NDArray[np.float64],
+    Gn: NDArray[np.float64],
+    An: NDArray[np.float64],
+    act: NDArray[np.bool_],
+    gn: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], bool]:
+    """:func:`_reduced_adjoint` for one problem, assembled in numpy (one torch LU): at these
+    sizes torch's per-kernel overhead (about 40 small kernels) costs more than the solve.
+    Returns ``(v, t_I, t_E, ok)``."""
     m, n = Gn.shape
     nz = Gn != 0
     is_b = nz.sum(1) == 1
@@ -592,10 +597,11 @@ def _reduced_one(
     fixed = row_of < m
     F = np.flatnonzero(~fixed)
     J = np.flatnonzero(act & ~is_b)
-    C = np.vstack([Gn[J], An])[:, F]
+    Cg = np.vstack([Gn[J], An])
+    C = Cg[:, F]
     f, kg = F.size, C.shape[0]
     K = np.zeros((f + kg, f + kg))
-    K[:f, :f] = Qn[np.ix_(F, F)]
+    K[:f, :f] = Qn[F][:, F]
     K[:f, f:] = C.T
     K[f:, :f] = C
     ok = True
@@ -612,14 +618,59 @@ def _reduced_one(
         vF, tg = np.zeros(0), np.zeros(0)
     v = np.zeros(n)
     v[F] = vF
-    Cg = np.vstack([Gn[J], An])
     r = gn - Qn @ v - Cg.T @ tg
     t_I[J] = tg[: J.size]
     Fx = np.flatnonzero(fixed)
     t_I[row_of[Fx]] = r[Fx] / coef[row_of[Fx]]
-    out = (torch.from_numpy(a)[None] for a in (v, t_I, tg[J.size :]))
-    v_t, tI_t, tE_t = out
+    return v, t_I, tg[J.size :], ok
+
+
+def _reduced_size(Gn: NDArray[np.float64], act: NDArray[np.bool_], n: int, p: int) -> int:
+    """Free variables + general active rows of one problem (see :func:`_reduced_numpy`)."""
+    nz = Gn != 0
+    is_b = nz.sum(1) == 1
+    fixed = np.unique(nz[act & is_b].argmax(1)).size
+    return n - fixed + int((act & ~is_b).sum()) + p
+
+
+def _reduced_one(
+    Q: Tensor, G: Tensor, A: Tensor, active: Tensor, g: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """:func:`_reduced_numpy` on the tensors of a one-problem CPU batch."""
+    v, t_I, t_E, ok = _reduced_numpy(
+        Q[0].numpy(), G[0].numpy(), A[0].numpy(), active[0].numpy(), g[0].numpy()
+    )
+    v_t, tI_t, tE_t = (torch.from_numpy(a)[None] for a in (v, t_I, t_E))
     return v_t, tI_t, tE_t, torch.tensor([ok])
+
+
+def small_vjp(
+    Q: NDArray[np.float64],
+    G: NDArray[np.float64],
+    A: NDArray[np.float64],
+    x: NDArray[np.float64],
+    nu: NDArray[np.float64],
+    mu: NDArray[np.float64],
+    active: NDArray[np.bool_],
+    g: NDArray[np.float64],
+    needs: tuple[bool, bool, bool],
+) -> tuple[NDArray[np.float64] | None, ...] | None:
+    """``mode="auto"`` for one unbatched CPU problem straight from the forward's numpy
+    arrays: the gradients ``(Q, q, G, h, A, b)`` (``None`` where ``needs`` says unwanted) by
+    the reduced KKT solve, or ``None`` when :func:`prefer_reduced` picks the penalty solve
+    or the reduced system is singular (the caller then runs :func:`torch_vjp`)."""
+    n, p = x.size, A.shape[0]
+    s = _reduced_size(G, active, n, p)
+    if s > SMALL_REDUCED_S or not prefer_reduced(n, int(active.sum()) + p, s):
+        return None
+    v, t_I, t_E, ok = _reduced_numpy(Q, G, A, active, g)
+    if not ok:
+        return None
+    nu_I = np.where(active, nu, 0.0)
+    gQ = -0.5 * (np.outer(v, x) + np.outer(x, v)) if needs[0] else None
+    gG = -(np.outer(nu_I, v) + np.outer(t_I, x)) if needs[1] else None
+    gA = -(np.outer(mu, v) + np.outer(t_E, x)) if needs[2] else None
+    return gQ, -v, gG, t_I, gA, t_E
 
 
 def _penalty_rows(
@@ -662,7 +713,7 @@ def _penalty_rows(
 
 def _dense_vjp(*args: Any) -> TorchGrads:
     """The body of :func:`torch_vjp` (positional arguments in its order)."""
-    Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm = args
+    Q, G, h, A, b, x, nu, mu, active, g, mode, beta, c, refine, shared, q_norm, needs = args
     # Q is used as given: the forward checked its symmetry (Cholesky reads one half)
     B, n = g.shape
     m, p = G.shape[1], A.shape[1]
@@ -670,10 +721,7 @@ def _dense_vjp(*args: Any) -> TorchGrads:
     info: BoundInfo | None = None
     if mode == "auto" and B == 1 and g.device.type == "cpu":
         act = active[0].numpy()
-        nz = G[0].numpy() != 0
-        is_b = nz.sum(1) == 1
-        fixed = len(set(nz[act & is_b].argmax(1).tolist()))
-        s = n - fixed + int((act & ~is_b).sum()) + p
+        s = _reduced_size(G[0].numpy(), act, n, p)
         reduced = prefer_reduced(n, int(act.sum()) + p, s)
         one = s <= SMALL_REDUCED_S
     elif mode == "auto" and B:
@@ -712,7 +760,7 @@ def _dense_vjp(*args: Any) -> TorchGrads:
             Q, G, h, A, b, x, active, g, beta, c, refine, q_norm, mode == "exact"
         )
     nu_I = torch.where(active, nu, 0.0)
-    gQ = _outer_grad(v, x, x, v, shared[0], 0.5)
-    gG = _outer_grad(nu_I, v, t_I, x, shared[1])
-    gA = _outer_grad(mu, v, t_E, x, shared[2])
+    gQ = _outer_grad(v, x, x, v, shared[0], 0.5) if needs[0] else None
+    gG = _outer_grad(nu_I, v, t_I, x, shared[1]) if needs[1] else None
+    gA = _outer_grad(mu, v, t_E, x, shared[2]) if needs[2] else None
     return TorchGrads(gQ, -v, gG, t_I, gA, t_E)

@@ -36,7 +36,7 @@ from icml26_shared.checks import check_choice
 from ._api import LayerOptions, to_input_shapes
 from ._defaults import ACTIVE_TOL, BETA, MODE, REFINE, SOLVER, C, Mode
 from ._solve import import_qpsolvers
-from ._torch_backward import torch_vjp
+from ._torch_backward import small_vjp, torch_vjp
 from ._validate import canonicalize, psd_shift
 
 __all__ = ["QPFunction", "QPLayer", "qp_solve"]
@@ -224,6 +224,22 @@ class _QPFunction(torch.autograd.Function):
             )
         B, n, m, p = data.batch, data.n, data.m, data.p
         device = grad_x.device
+        if B == 1 and device.type == "cpu" and opts.mode == "auto":
+            Q0, _, G0, _, A0, _ = data.item(0)
+            g0 = grad_x.detach().to(torch.float64).reshape(n).numpy()
+            fast = small_vjp(
+                Q0, G0, A0, sol.x[0], sol.nu[0], sol.mu[0], sol.active[0], g0, needs[::2]
+            )
+            if fast is not None:
+                return (
+                    None,
+                    *(
+                        torch.from_numpy(gk).reshape(t.shape).to(t.dtype)
+                        if need and t is not None and gk is not None
+                        else None
+                        for need, gk, t in zip(needs, fast, inputs)
+                    ),
+                )
         shared = [t is None or t.ndim == 2 or t.shape[0] == 1 for t in inputs[::2]]
         args = [
             _batched(t, base, B, rows, n, device)
@@ -250,6 +266,7 @@ class _QPFunction(torch.autograd.Function):
             c=opts.c,
             refine=opts.refine,
             shared=(shared[0], shared[1], shared[2]),
+            needs=(needs[0], needs[2], needs[4]),
             q_norm=None if data.q_norms is None else dev(data.q_norms),
         )
         outs: list[Any] = [None]
