@@ -2,6 +2,7 @@ import pytest
 
 from icml26_shared.config import override
 from icml26_shared.experiment import Experiment
+from icml26_shared.jobs import RunPaused
 from shnap import _reproduce as rep
 
 
@@ -45,10 +46,8 @@ def test_quick_reproduce_runs_and_passes(tmp_path):
     assert all(result.checks.values()), result.checks
 
 
-def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
-    """The whole reproduce path (tables, checks, figures) with an exact test editor, tiny
-    CNNs and few cases: wiring only, the figures are not the acceptance run."""
-    pytest.importorskip("matplotlib")
+def _tiny(monkeypatch, lung_fill, **more):
+    """Tiny sizes, an exact test editor and a stand-in realism study."""
     tiny = override(
         rep.QUICK,
         {
@@ -63,6 +62,7 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
             "ablation_epochs": 1,
             "ablation_seeds": 1,
             "heldout_cases": 40,
+            **more,
         },
     )
     monkeypatch.setattr(rep, "_editors", lambda config, progress: ({"lung-fill": lung_fill}, []))
@@ -71,6 +71,14 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
         "_realism",
         lambda editors, n, model: {name: {"auc": 0.5, "nodule_free": 1.0} for name in editors},
     )
+    return tiny
+
+
+def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
+    """The whole reproduce path (tables, checks, figures) with an exact test editor, tiny
+    CNNs and few cases: wiring only, the figures are not the acceptance run."""
+    pytest.importorskip("matplotlib")
+    tiny = _tiny(monkeypatch, lung_fill)
     experiment = Experiment("shnap", "tiny", rep.reproduce, tiny, rep.FULL)
     result = experiment.run(quick=True, out_dir=tmp_path, progress=False)
     names = [t.title for t in result.tables]
@@ -82,6 +90,30 @@ def test_reproduce_pipeline_on_tiny_sizes(tmp_path, monkeypatch, lung_fill):
     assert result.config["cnn_cases"] == 16
     assert all(f.is_file() for f in result.figures) and len(result.figures) == 2
     assert (tmp_path / "result.json").is_file()
+    assert len(list((tmp_path / "cache").glob("*.pkl"))) == 2  # the editor's audits, realism
+
+
+def _cells(result):
+    timing = ("seconds", "s / SHNAP case")
+    return {
+        (t.title, r, c): v
+        for t in result.tables
+        for r, row in t.rows.items()
+        for c, v in row.items()
+        if c not in timing
+    }
+
+
+def test_a_paused_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, lung_fill):
+    pytest.importorskip("matplotlib")
+    tiny = _tiny(monkeypatch, lung_fill)
+    whole = rep.reproduce(tiny, tmp_path / "whole", False)
+    paused = override(tiny, {"max_new_jobs": 1})
+    with pytest.raises(RunPaused):
+        rep.reproduce(paused, tmp_path / "parts", False)
+    resumed = rep.reproduce(paused, tmp_path / "parts", False)
+    assert _cells(resumed) == _cells(whole)
+    assert resumed.checks == whole.checks
 
 
 def test_counts_give_the_peer_its_own_sizes_and_the_fills_the_cheap_ones():

@@ -45,7 +45,7 @@ __all__ = ["CNNConfig", "RiskCNN3D", "cache_dir", "train_risk_cnn", "training_se
 
 Padding = Literal["zeros", "reflect", "circular"]
 YEARS = 6
-_CODE_VERSION = "cnn-v3-world-v4"
+CNN_WEIGHTS_VERSION = "cnn-v3-world-v4"
 
 
 def cache_dir() -> Path:
@@ -178,7 +178,7 @@ class CNNConfig:
         d = asdict(self)
         if not self.depth_independent:  # configs that predate the field keep their key
             del d["depth_independent"]
-        blob = json.dumps({**d, "code": _CODE_VERSION}, sort_keys=True)
+        blob = json.dumps({**d, "code": CNN_WEIGHTS_VERSION}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from icml26_shared.config import config_dict
 from icml26_shared.experiment import (
     Experiment,
     ExperimentResult,
@@ -36,13 +37,15 @@ from icml26_shared.experiment import (
 from icml26_shared.experiment import (
     progress as progress_bar,
 )
+from icml26_shared.jobs import Job, JobRunner
 from icml26_shared.threads import threads
 
 from ._ablation import AblationResult, ablation_configs, padding_placement
-from ._cnn import YEARS, CNNConfig, train_risk_cnn
+from ._cnn import CNN_WEIGHTS_VERSION, YEARS, CNNConfig, train_risk_cnn
 from ._game import attribution_from_game, shnap
 from ._oracle import OracleRisk
 from ._snap import SnapMap, snap_grid
+from ._weights import WEIGHTS_VERSION
 from ._world import (
     NoduleSpec,
     make_phantom,
@@ -83,6 +86,8 @@ class Config:
             (stated in the tables) so that the full mode fits 45 minutes on 2 cores.
         repaint: audit RePaint too (its shipped weights).
         threads: torch's and the BLAS pools' threads for the whole run.
+        max_new_jobs: run at most this many uncached audit jobs (one per editor, then the
+            realism study), then stop (exit 3: run again).
     """
 
     cnn_cases: int = 3000
@@ -108,6 +113,7 @@ class Config:
     realism_crops_peer: int | None = 250
     repaint: bool = True
     threads: int = 2
+    max_new_jobs: int | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -162,6 +168,8 @@ QUICK = Config(
 #: item 7's sampler steps (spec)
 RUNTIME_STEPS = 50
 COSTLY = ("bridge", "repaint")
+#: bumped when an audit job's result changes for the same config (the job cache key's code part)
+CODE_VERSION = 1
 # item 3: the tiny-CNN discriminator trains only where the feature logistic regression's AUC
 # is below this (naive fills sit at 0.999-1.0, where the CNN cannot change the verdict)
 CNN_BELOW = 0.99
@@ -417,13 +425,8 @@ def _reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experime
     sz = config
     result = ExperimentResult("shnap", "SHNAP/SNAP audits of a synthetic CT world, per editor")
     t0 = time.perf_counter()
-    audit = audit_configs(config)
-    cnn_z, rec_z = train_risk_cnn(audit["cnn-zeros"])
-    cnn_r, rec_r = train_risk_cnn(audit["cnn-reflect"])
-    abl_cfg = ablation_configs(sz.ablation_cases, sz.ablation_epochs, sz.ablation_seeds)
-    abl_models, abl_records = {}, {}
-    for name, cfg in abl_cfg.items():
-        abl_models[name], abl_records[name] = train_risk_cnn(cfg)
+    models, records, _, abl_records = _trained_cnns(config)
+    (cnn_z, cnn_r), (rec_z, rec_r) = models.values(), records.values()
     train_tab = ResultTable(
         "Audited CNNs (trained on phantoms, cached)",
         ["cases", "epochs", "train AUC (6 y)", "held-out AUC", "positives", "seconds", "cached"],
@@ -453,9 +456,11 @@ def _reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experime
     result.check("1-triple", alg["r2_triple"], "<", 1, "1 algebra: R2 with a triple term")
     editors, notes = _editors(config, progress)
     result.notes += notes
-    models = {"cnn-zeros": cnn_z, "cnn-reflect": cnn_r}
-    oracle_all = _oracle_cases(max(sz.oracle_cases, sz.oracle_cases_costly), 0)
-    neg_all = _negative_cases(max(sz.shortcut_cases, sz.shortcut_cases_costly), 0)
+    jobs = [Job(f"audit-{name}", _audit, (_job_config(config), name)) for name in editors]
+    jobs.append(Job("realism", _realism_job, (_job_config(config),)))
+    done = _runner(config, out_dir, progress).run(jobs)
+    per: dict[str, dict[str, Any]] = {name: done[f"audit-{name}"] for name in editors}
+    abl_cfg = ablation_configs(sz.ablation_cases, sz.ablation_epochs, sz.ablation_seeds)
     table = ResultTable(
         "SHNAP / SNAP audits per editor",
         [
@@ -481,28 +486,9 @@ def _reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experime
         "SNAP radial regression (psi ~ distance to lung boundary + nodule x distance)",
         ["slope", "95% CI (case bootstrap)", "p (HC3)", "points", "cases"],
     )
-    per: dict[str, dict[str, Any]] = {}
     snaps_for_fig: dict[str, SnapMap] = {}
-    for name, ed in editors.items():
-        n = sz.counts(name)
-        oc, nc = oracle_all[: n["oracle"]], neg_all[: n["shortcut"]]
-        rec = _oracle_recovery(ed, oc, sz.k, progress, f"{name}: oracle")
-        sc = _shortcut(ed, nc, {"cnn-zeros": cnn_z}, sz.k, progress, f"{name}: shortcut")
-        scored = {**models, **abl_models} if name == "bridge" else models
-        rad, joined = _radial(
-            ed,
-            n["snap"],
-            n["points"],
-            scored,
-            progress,
-            f"{name}: SNAP",
-        )
-        per[name] = {"oracle": rec, "shortcut": sc, "radial": rad}
-        per[name]["cases"] = f"{len(oc)}/{len(nc)}/{n['snap']}"
-        if name == "bridge":
-            per[name]["runtime"] = _runtime(ed, nc[0], cnn_z, sz.k, sc["seconds"])
-            psi = {m: joined[m].psi for m in abl_cfg}
-            per[name]["ablation"] = padding_placement(joined["oracle"], psi, abl_cfg)
+    for name, p in per.items():
+        rad, joined = p["radial"], p.pop("snaps")
         for m, fit in rad["fits"].items():
             if m in abl_cfg:
                 continue
@@ -519,10 +505,8 @@ def _reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experime
                 label=f"{name} / {m}",
             )
         if name == "bridge" or not snaps_for_fig:
-            snaps_for_fig = {m: v for m, v in joined.items() if m not in abl_cfg}
-    # item 3 for every editor at once: the discriminators' trainings run side by side
-    crops = {name: sz.counts(name)["realism"] for name in editors}
-    for name, real in _realism(editors, crops, cnn_z).items():
+            snaps_for_fig = joined
+    for name, real in done["realism"].items():
         per[name]["realism"] = real
     for name, p in per.items():
         rec, sc, real = p["oracle"], p["shortcut"], p["realism"]
@@ -572,6 +556,79 @@ def _reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experime
             f"radial slope {b['radial']['fits']['cnn-zeros'].slope:.3f}"
         )
     return result
+
+
+def _trained_cnns(
+    config: Config,
+) -> tuple[dict[str, Any], dict[str, dict], dict[str, Any], dict[str, dict]]:
+    """The audited CNNs and the ablation's, each with its training record (trained once, then
+    read from the weights cache or the shipped weights)."""
+    models, records, abl_models, abl_records = {}, {}, {}, {}
+    for name, cfg in audit_configs(config).items():
+        models[name], records[name] = train_risk_cnn(cfg)
+    abl = ablation_configs(config.ablation_cases, config.ablation_epochs, config.ablation_seeds)
+    for name, cfg in abl.items():
+        abl_models[name], abl_records[name] = train_risk_cnn(cfg)
+    return models, records, abl_models, abl_records
+
+
+def _job_config(config: Config) -> Config:
+    """What a job sees and the cache key holds: the config less the run's controls."""
+    return replace(config, max_new_jobs=None)
+
+
+def _runner(config: Config, out_dir: Path, progress: bool | None) -> JobRunner:
+    """The audits' runner: in this process (its threads), one job at a time, results cached
+    under ``out_dir/cache`` by the config, :data:`CODE_VERSION` and the weights' versions."""
+    key = {
+        "config": config_dict(_job_config(config)),
+        "code": CODE_VERSION,
+        "weights": [WEIGHTS_VERSION, CNN_WEIGHTS_VERSION],
+    }
+    return JobRunner(
+        out_dir / "cache",
+        key,
+        workers=1,
+        progress=progress,
+        max_new_jobs=config.max_new_jobs,
+        desc="shnap audits",
+    )
+
+
+def _audit(config: Config, name: str) -> dict[str, Any]:
+    """Job: editor ``name``'s oracle, shortcut and SNAP audits (the bridge's also item 7's run
+    time and the radial ablation), and its SNAP maps of the audited models (``"snaps"``)."""
+    sz = config
+    with threads(config.threads):
+        models, _, abl_models, _ = _trained_cnns(config)
+        ed = _editors(config, False)[0][name]
+        abl_cfg = ablation_configs(sz.ablation_cases, sz.ablation_epochs, sz.ablation_seeds)
+        n = sz.counts(name)
+        oc = _oracle_cases(max(sz.oracle_cases, sz.oracle_cases_costly), 0)[: n["oracle"]]
+        nc = _negative_cases(max(sz.shortcut_cases, sz.shortcut_cases_costly), 0)[: n["shortcut"]]
+        cnn_z = models["cnn-zeros"]
+        rec = _oracle_recovery(ed, oc, sz.k, False, f"{name}: oracle")
+        sc = _shortcut(ed, nc, {"cnn-zeros": cnn_z}, sz.k, False, f"{name}: shortcut")
+        scored = {**models, **abl_models} if name == "bridge" else models
+        rad, joined = _radial(ed, n["snap"], n["points"], scored, False, f"{name}: SNAP")
+        out: dict[str, Any] = {"oracle": rec, "shortcut": sc, "radial": rad}
+        out["cases"] = f"{len(oc)}/{len(nc)}/{n['snap']}"
+        if name == "bridge":
+            out["runtime"] = _runtime(ed, nc[0], cnn_z, sz.k, sc["seconds"])
+            psi = {m: joined[m].psi for m in abl_cfg}
+            out["ablation"] = padding_placement(joined["oracle"], psi, abl_cfg)
+        out["snaps"] = {m: v for m, v in joined.items() if m not in abl_cfg}
+    return out
+
+
+def _realism_job(config: Config) -> dict[str, dict[str, Any]]:
+    """Job: item 3 for every editor at once (the discriminators' trainings run side by
+    side)."""
+    with threads(config.threads):
+        models, *_ = _trained_cnns(config)
+        editors = _editors(config, False)[0]
+        crops = {name: config.counts(name)["realism"] for name in editors}
+        return _realism(editors, crops, models["cnn-zeros"])
 
 
 def _runtime(
