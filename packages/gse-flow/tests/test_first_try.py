@@ -36,8 +36,9 @@ class _Terminal(io.StringIO):
         return True
 
 
+# None: a bar on a terminal, a start and an end line when stderr is piped; False: silent
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
-    (None, True, True), (None, False, False), (False, True, False), (True, False, True),
+    (None, True, True), (None, False, True), (False, True, False), (True, False, True),
 ])  # fmt: skip
 @pytest.mark.slow  # each train call compiles the model (about 25 s)
 def test_train_progress_bar_defaults_to_the_terminal(
@@ -50,6 +51,8 @@ def test_train_progress_bar_defaults_to_the_terminal(
         batch_size=8, progress=progress,
     )  # fmt: skip
     assert ("train" in err.getvalue()) is shown
+    if progress is None and not tty:  # piped: lines, not a bar's carriage returns
+        assert "\r" not in err.getvalue() and err.getvalue().count("\n") == 2
 
 
 @pytest.mark.parametrize("loader", [g.load_md17, g.load_mocap])
