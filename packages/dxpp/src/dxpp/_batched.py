@@ -78,7 +78,7 @@ def forward_threads() -> int:
 
 
 def _solve_keeping_threads(dense: Any, qps: Any) -> None:
-    """``solve_in_parallel`` calls ``omp_set_num_threads``, which (one OpenMP runtime per
+    """``solve_in_parallel`` sets OpenMP's thread count, which (one OpenMP runtime per
     process) would leave the caller's torch on that many threads: the count is restored
     (``icml26_shared.threads.threads`` at the caller's own count restores it on exit)."""
     torch = sys.modules.get("torch")

@@ -3,8 +3,8 @@ qpth drop-in :class:`QPFunction`.
 
 The forward pass calls the chosen ``qpsolvers`` backend on CPU numpy copies. The dense
 backward is formed and factored with ``torch.linalg`` (:mod:`dxpp._torch_backward`): batched,
-on the tensors' device, inside torch's own thread pool (``torch.set_num_threads`` governs it;
-no numpy/OpenBLAS call runs in it). Sparse inputs (``torch.sparse_coo``/``csr``/``csc``) use
+on the tensors' device, inside torch's own thread pool (the caller's thread setting governs
+it; one small unbatched CPU problem is assembled in numpy, see :func:`dxpp._torch_backward.small_vjp`). Sparse inputs (``torch.sparse_coo``/``csr``/``csc``) use
 the numpy/scipy sparse core (qdldl) and get gradients on their sparsity pattern. Integer
 inputs are promoted to float64; float32 in → float32 out (computed in float64).
 
