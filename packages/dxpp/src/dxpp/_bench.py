@@ -59,6 +59,13 @@ def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[Any, float]:
 REPEAT = 3  # backward passes are timed as the best of 3 (forward passes once)
 
 
+def _grad(t: Any) -> NDArray:
+    """A leaf tensor's gradient as numpy (it must have one)."""
+    if t.grad is None:
+        raise RuntimeError("the backward pass left a gradient unset")
+    return t.grad.numpy()
+
+
 def _dense(a: Any) -> NDArray:
     return a.toarray() if sp.issparse(a) else np.asarray(a, dtype=np.float64)
 
@@ -92,7 +99,7 @@ def _torch_peer(layer_fn: Callable[..., Any], qp: QP, g: NDArray) -> tuple[Row, 
         loss.backward(retain_graph=True)
 
     _, tb = _timed(backward, REPEAT)
-    return Row(tf, tb), [a.grad.numpy() for a in args]
+    return Row(tf, tb), [_grad(a) for a in args]
 
 
 def _qpth(qp: QP, g: NDArray) -> tuple[Row, list]:
@@ -105,7 +112,7 @@ def _proxsuite(qp: QP, g: NDArray) -> tuple[Row, list]:
     """ProxSuite's torch layer at its defaults; its ``(Q, p, A, b, G, l, u)`` order, with
     ``l = −1e20`` (no lower side), gradients mapped back to ``(Q, q, G, h, A, b)``."""
     import torch
-    from proxsuite.torch.qplayer import QPFunction
+    from proxsuite.torch.qplayer import QPFunction  # pyright: ignore[reportMissingImports]
 
     layer = QPFunction()
 
@@ -124,7 +131,7 @@ def _dqp(qp: QP, g: NDArray) -> tuple[Row, list]:
     with redirect_stdout(io.StringIO()):
         layer = dQP.dQP_layer(
             settings=dQP.build_settings(
-                qp_solver="piqp", lin_solver="scipy LU", eps_abs=1e-9, eps_rel=0.0
+                qp_solver="piqp", lin_solver="scipy LU", eps_abs=1e-9, eps_rel=0
             )
         )
         return _torch_peer(lambda *a: layer(*a)[0], qp, g)
@@ -133,7 +140,7 @@ def _dqp(qp: QP, g: NDArray) -> tuple[Row, list]:
 def _cvxpylayers(qp: QP, g: NDArray) -> tuple[Row, list]:
     import cvxpy as cp
     import torch
-    from cvxpylayers.torch import CvxpyLayer
+    from cvxpylayers.torch import CvxpyLayer  # pyright: ignore[reportPrivateImportUsage]
 
     n, m, p = qp.q.size, qp.h.size, qp.b.size
     x = cp.Variable(n)
@@ -155,7 +162,7 @@ def _cvxpylayers(qp: QP, g: NDArray) -> tuple[Row, list]:
     _, tb = _timed(backward, REPEAT)
     return Row(tf, tb, note=f"construction {tc:.2f} s; default diffcp (SCS, lsqr)"), [
         None,
-        *(a.grad.numpy() for a in args),
+        *(_grad(a) for a in args),
     ]
 
 
@@ -188,7 +195,7 @@ def _torch_rows(qp: QP, sol: QPSolution, g: NDArray, tf: float, ref: QPGrad) -> 
 
     backward()
     _, tb = _timed(backward, REPEAT)
-    grads = [a.grad.numpy() for a in args]
+    grads = [_grad(a) for a in args]
     rows = {"dxpp_torch": Row(tf, tb, grad_error(grads, ref), label="dxpp.torch backward")}
     for kind in ("full", "reduced"):
         out, t = _timed(

@@ -271,7 +271,8 @@ class _QPFunction(torch.autograd.Function):
         )
         outs: list[Any] = [None]
         for need, gk, t in zip(needs, grads, inputs):
-            outs.append(_fit(gk, t.shape).to(t.dtype) if need and t is not None else None)
+            wanted = need and t is not None and gk is not None
+            outs.append(_fit(gk, t.shape).to(t.dtype) if wanted else None)
         return tuple(outs)
 
 
