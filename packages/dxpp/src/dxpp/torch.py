@@ -271,8 +271,10 @@ class _QPFunction(torch.autograd.Function):
         )
         outs: list[Any] = [None]
         for need, gk, t in zip(needs, grads, inputs):
-            wanted = need and t is not None and gk is not None
-            outs.append(_fit(gk, t.shape).to(t.dtype) if wanted else None)
+            if need and t is not None and gk is not None:
+                outs.append(_fit(gk, t.shape).to(t.dtype))
+            else:
+                outs.append(None)
         return tuple(outs)
 
 
