@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 
@@ -15,9 +14,7 @@ TINY = dataclasses.replace(
 )  # fmt: skip
 
 
-def _tiny(monkeypatch, *modules):
-    for mod in modules:
-        monkeypatch.setattr(mod, "QUICK", TINY)
+def _tiny(monkeypatch):
     real_sim = _reproduce.simulate_screen
     monkeypatch.setattr(_reproduce, "simulate_screen", lambda *a, **k: real_sim(*a, n_mc=500, **k))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a one-core share: the parts run here, patched
@@ -26,8 +23,8 @@ def _tiny(monkeypatch, *modules):
 def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     pytest.importorskip("scanpy")
     pytest.importorskip("matplotlib")
-    _tiny(monkeypatch, _reproduce)
-    res = _reproduce.reproduce(True, tmp_path, False)
+    _tiny(monkeypatch)
+    res = _reproduce.reproduce(TINY, tmp_path, False)
     titles = [t.title for t in res.tables]
     assert titles[0].startswith("Interacting held-out doubles") and len(titles) == 7
     head = res.tables[0]
@@ -40,6 +37,9 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     assert titles[1] == "Additive held-out doubles"
     assert len(res.checks) == 25
     assert sum(k.startswith("a ") for k in res.checks) == 6
+    # every check that compares numbers records its value and bound (item 5's unit checks are
+    # plain pass/fail)
+    assert {c.label for c in res.details} == {k for k in res.checks if not k.startswith("5 ")}
     assert res.checks["5 A exactly zero on and above the diagonal after training"]
     assert res.checks["5 closed-form KL = 1e5-sample Monte Carlo within 1%"]
     for fig in res.figures:
@@ -48,26 +48,27 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
     assert "interacting" in res.headline
 
 
-def test_staged_parts_assemble_like_one_process_run(tmp_path, monkeypatch):
+def test_a_paused_run_resumes_to_the_one_process_result(tmp_path, monkeypatch):
+    """``max_new_jobs`` stops after that many (benchmark, seed) parts (exit 3); running again
+    resumes from the cache and gives the uninterrupted run's tables and checks."""
     pytest.importorskip("scanpy")
     pytest.importorskip("matplotlib")
-    from perturbedvae import staged
+    from icml26_shared.jobs import RunPaused
 
-    _tiny(monkeypatch, _reproduce, staged)
-    for part in _reproduce.PARTS:
-        for seed in (0, 1):
-            args = ["part", "--quick", "--no-progress", "--part", part, "--seed", str(seed)]
-            assert staged.main([*args, "--out", str(tmp_path)]) == 0
-    staged.main(["summary", "--quick", "--out", str(tmp_path)])
-    res = json.loads((tmp_path / "result.json").read_text())
-    one = _reproduce.reproduce(True, tmp_path / "one", False)
-    assert res["checks"] == one.checks
+    _tiny(monkeypatch)
+    chunked = dataclasses.replace(TINY, max_new_jobs=4)
+    with pytest.raises(RunPaused) as paused:
+        _reproduce.reproduce(chunked, tmp_path, False)
+    assert paused.value.code == 3 and paused.value.remaining == 2
+    res = _reproduce.reproduce(chunked, tmp_path, False)
+    one = _reproduce.reproduce(TINY, tmp_path / "one", False)
+    assert res.checks == one.checks
     ours = one.tables[0].rows["PerturbedVAE"]["syn RMSE"].mean
-    assert res["tables"][0]["rows"]["PerturbedVAE"]["syn RMSE"]["mean"] == pytest.approx(ours)
+    assert res.tables[0].rows["PerturbedVAE"]["syn RMSE"].mean == pytest.approx(ours)
 
 
 def test_validate_scores_singles_only(monkeypatch):
-    _tiny(monkeypatch, _reproduce)
+    _tiny(monkeypatch)
     seen = []
     real = _reproduce._score_doubles
     monkeypatch.setattr(_reproduce, "_score_doubles", lambda *a, **k: seen.append(1) or real(*a))

@@ -17,7 +17,6 @@ The mean-only peers return cells as training control cells shifted by their pred
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +33,7 @@ from icml26_shared.checks import (
     rng_from_seed,
 )
 from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import progress_enabled
 
 from ._data import CONTROL, Screen, _parse_label, encode_conditions
 from ._perturbedvae import Prediction, mlp
@@ -204,8 +204,9 @@ class CPALike:
         opt = torch.optim.Adam([*params, self.emb, self.log_var], lr=lr)
         bce = nn.BCEWithLogitsLoss()
         self._controls = screen.X[screen.is_control]
-        on = sys.stderr.isatty() if progress is None else progress
-        for _ in progress_bar(range(epochs), enabled=on, total=epochs, desc="CPA-like"):
+        for _ in progress_bar(
+            range(epochs), enabled=progress_enabled(progress), total=epochs, desc="CPA-like"
+        ):
             order = torch.randperm(len(X), generator=gen)
             for start in range(0, len(X), batch_size):
                 idx = order[start : start + batch_size]
@@ -271,8 +272,9 @@ class NoSeparationVAE:
         n = len(X)
         warm = warmup * epochs * math.ceil(n / batch_size)
         step = 0
-        on = sys.stderr.isatty() if progress is None else progress
-        for _ in progress_bar(range(epochs), enabled=on, total=epochs, desc="no separation"):
+        for _ in progress_bar(
+            range(epochs), enabled=progress_enabled(progress), total=epochs, desc="no separation"
+        ):
             order = torch.randperm(n, generator=gen)
             for start in range(0, n, batch_size):
                 idx = order[start : start + batch_size]

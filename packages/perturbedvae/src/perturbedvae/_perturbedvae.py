@@ -36,7 +36,6 @@ expectation over q(z_ι) = N(m_ι, diag s_ι²) is also exact::
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +53,7 @@ from icml26_shared.checks import (
     int_from_seed,
 )
 from icml26_shared.experiment import progress as progress_bar
+from icml26_shared.experiment import progress_enabled
 
 from ._data import CONTROL, Screen, _parse_label, encode_conditions, read_screen
 
@@ -579,7 +579,7 @@ class PerturbedVAE:
         step = 0
         for _ in progress_bar(
             range(epochs),
-            enabled=sys.stderr.isatty() if progress is None else progress,
+            enabled=progress_enabled(progress),
             total=epochs,
             desc="PerturbedVAE",
         ):
