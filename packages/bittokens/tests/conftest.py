@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+
+from icml26_shared.threads import single_thread
 
 
 @pytest.fixture
@@ -16,11 +17,9 @@ def hf_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def torch_threads():
-    """Run with one torch thread, restoring the previous count."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+    """Run with one torch thread (and one BLAS thread), restoring the previous counts."""
+    with single_thread():
+        yield
 
 
 @pytest.fixture(scope="session")
