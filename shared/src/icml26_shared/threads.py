@@ -11,8 +11,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from typing import Any
 
 __all__ = ["single_thread", "threads"]
+
+
+_CONTROLLER: tuple[int, Any] | None = None
+
+
+def _controller() -> Any:
+    """threadpoolctl's view of the loaded native thread pools, kept between calls (building it
+    scans every loaded library, about 0.6 ms) and built again when modules were imported since
+    (a new extension may have brought its own pool)."""
+    global _CONTROLLER
+    from threadpoolctl import ThreadpoolController
+
+    n_modules = len(sys.modules)
+    if _CONTROLLER is None or _CONTROLLER[0] != n_modules:
+        _CONTROLLER = (n_modules, ThreadpoolController())
+    return _CONTROLLER[1]
 
 
 @contextmanager
@@ -30,9 +47,7 @@ def threads(n: int) -> Iterator[None]:
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None
     with ExitStack() as stack:
-        from threadpoolctl import threadpool_limits
-
-        stack.enter_context(threadpool_limits(limits=n))
+        stack.enter_context(_controller().limit(limits=n))
         if torch is not None:
             torch.set_num_threads(n)
         try:
