@@ -135,17 +135,41 @@ DEFAULT_TRAIN, DEFAULT_CONFIG = TrainConfig(), BridgeConfig()
 
 @dataclass
 class FitState:
-    """One network's training after ``step`` steps (picklable): what a later segment resumes
-    from (:meth:`Bridge.fit_network`), bit-identical to a training without the break."""
+    """One network's training after ``step`` steps: what a later segment resumes from
+    (:meth:`Bridge.fit_network`), bit-identical to a training without the break. Tensors are
+    held as numpy arrays (copies), so a state pickles to the same bytes every time (a job's
+    arguments are digested) and resuming from it never changes it."""
 
     step: int
     net: dict[str, Any]
     opt: dict[str, Any]
     sched: dict[str, Any]
     rng: dict[str, Any]
-    torch_rng: torch.Tensor
+    torch_rng: np.ndarray
     losses: list[float] = field(default_factory=list)
     seconds: float = 0.0
+
+
+def _to_numpy(obj: Any) -> Any:
+    """``obj`` with every tensor replaced by a numpy copy (dicts, lists, tuples walked)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().numpy().copy()
+    if isinstance(obj, dict):
+        return {k: _to_numpy(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_to_numpy(v) for v in obj)
+    return obj
+
+
+def _to_torch(obj: Any) -> Any:
+    """The inverse of :func:`_to_numpy`: every numpy array back to a tensor (a copy)."""
+    if isinstance(obj, np.ndarray):
+        return torch.tensor(obj)
+    if isinstance(obj, dict):
+        return {k: _to_torch(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_to_torch(v) for v in obj)
+    return obj
 
 
 def _torch_shell_mean(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
@@ -311,7 +335,7 @@ class Bridge:
             nets = []
             for i, st in enumerate(states):
                 net = UNet3D(config.widths, cond=i == 0)
-                net.load_state_dict(st.net)
+                net.load_state_dict(_to_torch(st.net))
                 nets.append(net)
         if train.split:
             (insert_net, ins_losses), (net, losses) = zip(nets, (s.losses for s in states))
@@ -428,11 +452,11 @@ class Bridge:
         losses: list[float] = []
         start_step, seconds = 0, 0.0
         if resume is not None:
-            net.load_state_dict(resume.net)
-            opt.load_state_dict(resume.opt)
-            sched.load_state_dict(resume.sched)
+            net.load_state_dict(_to_torch(resume.net))
+            opt.load_state_dict(_to_torch(resume.opt))
+            sched.load_state_dict(copy.deepcopy(resume.sched))
             rng.bit_generator.state = resume.rng
-            torch.set_rng_state(resume.torch_rng)
+            torch.set_rng_state(_to_torch(resume.torch_rng))
             losses, start_step, seconds = list(resume.losses), resume.step, resume.seconds
             if progress is not None and start_step:
                 progress(start_step)
@@ -504,11 +528,11 @@ class Bridge:
                 progress(1)
         state = FitState(
             max(start_step, stop),
-            {k: v.clone() for k, v in net.state_dict().items()},
-            copy.deepcopy(opt.state_dict()),
-            sched.state_dict(),
+            _to_numpy(net.state_dict()),
+            _to_numpy(opt.state_dict()),
+            copy.deepcopy(sched.state_dict()),
             rng.bit_generator.state,
-            torch.get_rng_state(),
+            _to_numpy(torch.get_rng_state()),
             losses,
             seconds + time.perf_counter() - t0,
         )
