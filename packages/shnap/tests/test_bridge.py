@@ -432,7 +432,11 @@ def test_training_in_segments_gives_the_uninterrupted_weights():
         _, state = Bridge.fit_network(which, crops, tc, cfg, None, rem, until=1)
         assert state.step == 1 and len(state.losses) == 1
         state = pickle.loads(pickle.dumps(state))  # as a job's result comes back
-        _, state = Bridge.fit_network(which, crops, tc, cfg, None, rem, resume=state)
+        blob = pickle.dumps(state)
+        assert pickle.dumps(pickle.loads(blob)) == blob  # the same digest in every run
+        given = state
+        _, state = Bridge.fit_network(which, crops, tc, cfg, None, rem, resume=given)
+        assert pickle.dumps(given) == blob  # resuming left its input (a job's argument) alone
         assert state.step == 3 and len(state.losses) == 3
         states.append(state)
     resumed = Bridge.from_states(states, tc, cfg, 0.0, None, rem)
