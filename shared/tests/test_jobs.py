@@ -90,3 +90,14 @@ def test_bad_arguments_are_refused(tmp_path, kwargs, message):
         Job("a b", square)
     with pytest.raises(ValueError, match="job names must be unique"):
         JobRunner(tmp_path, "k").run([Job("x", square, (1,)), Job("x", square, (2,))])
+
+
+def grow(items: list) -> int:
+    items.append(1)  # changes its own argument while it runs (in this process)
+    return len(items)
+
+
+def test_a_job_that_changes_its_arguments_still_finds_its_result(tmp_path):
+    runner = JobRunner(tmp_path, "k", workers=1, progress=False)
+    items: list = []
+    assert runner.run([Job("grow", grow, (items,))]) == {"grow": 1}

@@ -170,27 +170,30 @@ class JobRunner:
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"job names must be unique, repeated: {dup}")
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        todo = [j for j in jobs if not self.path(j).exists()]
+        # each path once, before anything runs: a job that changes its arguments, or whose
+        # arguments pickle differently later, still finds its result
+        paths = {j.name: self.path(j) for j in jobs}
+        todo = [j for j in jobs if not paths[j.name].exists()]
         now = todo if self.max_new_jobs is None else todo[: self.max_new_jobs]
         if now:
-            self._execute(now, n_cached=len(jobs) - len(todo))
+            self._execute(now, paths, n_cached=len(jobs) - len(todo))
         if len(now) < len(todo):
             pause = RunPaused(len(now), len(todo) - len(now))
             say(f"{self.desc}: {pause}", enabled=self.progress)
             raise pause
-        return {j.name: pickle.loads(self.path(j).read_bytes()) for j in jobs}
+        return {j.name: pickle.loads(paths[j.name].read_bytes()) for j in jobs}
 
-    def _execute(self, jobs: list[Job], n_cached: int) -> None:
+    def _execute(self, jobs: list[Job], paths: dict[str, Path], n_cached: int) -> None:
         n = min(cpu_share() if self.workers is None else self.workers, len(jobs))
         lanes = _lanes(jobs, n)
         bar = self._bar(len(jobs), n_cached, len(lanes))
         try:
             if len(lanes) <= 1:
                 for job in jobs:
-                    _run_lane([(job.fn, job.args, str(self.path(job)))])
+                    _run_lane([(job.fn, job.args, str(paths[job.name]))])
                     bar.update(1)
             else:
-                self._in_workers(lanes, bar)
+                self._in_workers(lanes, paths, bar)
         finally:
             bar.close()
 
@@ -202,7 +205,7 @@ class JobRunner:
             say(f"{self.desc}: {total} job(s) to run ({n_cached} cached), {n_lanes} worker(s)")
         return tqdm(total=total, desc=self.desc, disable=not on, file=sys.stderr, leave=False)
 
-    def _in_workers(self, lanes: list[list[Job]], bar: Any) -> None:
+    def _in_workers(self, lanes: list[list[Job]], paths: dict[str, Path], bar: Any) -> None:
         from multiprocessing import get_context
 
         share = max(1, cpu_share() // len(lanes))
@@ -213,7 +216,7 @@ class JobRunner:
         try:
             with ProcessPoolExecutor(len(lanes), mp_context=get_context("spawn")) as pool:
                 futures = [
-                    pool.submit(_run_lane, [(j.fn, j.args, str(self.path(j))) for j in lane])
+                    pool.submit(_run_lane, [(j.fn, j.args, str(paths[j.name])) for j in lane])
                     for lane in lanes
                 ]
                 pending = set(futures)
@@ -222,7 +225,7 @@ class JobRunner:
                     done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                     for fut in done:
                         fut.result()  # a job's exception is raised here
-                    finished = sum(self.path(j).exists() for lane in lanes for j in lane)
+                    finished = sum(paths[j.name].exists() for lane in lanes for j in lane)
                     bar.update(finished - seen)
                     seen = finished
         finally:
