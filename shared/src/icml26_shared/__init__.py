@@ -11,7 +11,22 @@ else (no scipy, no matplotlib).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the lazily loaded submodules, for type checkers
+    from . import (
+        bench,
+        checks,
+        config,
+        conformal,
+        datasets,
+        experiment,
+        jobs,
+        metrics,
+        state,
+        testing,
+        threads,
+    )
 
 __all__ = [
     "bench",
