@@ -52,12 +52,19 @@ def test_max_new_jobs_pauses_and_a_rerun_resumes(tmp_path):
 
 
 def test_workers_run_groups_in_one_process_with_their_thread_share(tmp_path):
+    # the jobs are os functions: spawned workers import them whatever this test module's name
+    jobs = []
+    for g in (0, 1):
+        jobs += [Job(f"pid-{g}-{i}", os.getpid, (), group=f"g{g}") for i in range(2)]
+        jobs += [
+            Job(f"{v}-{g}", os.getenv, (v,), group=f"g{g}") for v in ("OMP_NUM_THREADS", "EXTRA")
+        ]
     runner = JobRunner(tmp_path, "k", workers=2, progress=False, env={"EXTRA": "1"})
-    out = runner.run(_jobs(6, groups=2))
-    pids = {g: {out[f"sq-{i}"]["pid"] for i in range(6) if i % 2 == g} for g in (0, 1)}
-    assert all(len(p) == 1 for p in pids.values()) and pids[0] != pids[1]
+    out = runner.run(jobs)
+    pids = [{out[f"pid-{g}-{i}"] for i in range(2)} for g in (0, 1)]
+    assert all(len(p) == 1 for p in pids) and pids[0] != pids[1]
     assert os.getpid() not in pids[0] | pids[1]
-    assert all(r["threads"] == "1" for r in out.values())
+    assert all(out[f"OMP_NUM_THREADS-{g}"] == "1" and out[f"EXTRA-{g}"] == "1" for g in (0, 1))
     assert "EXTRA" not in os.environ
 
 
