@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -268,6 +268,20 @@ class Case:
     times: dict[str, list[float]] = field(default_factory=dict)
 
 
+T = TypeVar("T")
+
+
+def _built(build: Callable[[], T], method: str, notes: dict[str, str]) -> T:
+    """``build()`` with the solvers' output silenced; cvxpylayers' construction time (seconds,
+    not part of a step) goes to ``notes``."""
+    t0 = time.perf_counter()
+    with _quiet():
+        out = build()
+    if method == "cvxpylayers":
+        notes[method] = f"construction {time.perf_counter() - t0:.1f} s"
+    return out
+
+
 def sudoku_case(B: int, methods: tuple[str, ...], seed: int = 0) -> Case:
     puzzles, boards = sudoku_boards(max(B, 1) * 4, seed)
     gen = torch.Generator().manual_seed(seed)
@@ -287,12 +301,7 @@ def sudoku_case(B: int, methods: tuple[str, ...], seed: int = 0) -> Case:
     errors: dict[str, float] = {}
     notes: dict[str, str] = {}
     for method in methods:
-        t0 = time.perf_counter()
-        with _quiet():
-            m = model(make_layer(method, "sudoku", CELLS))
-        build = time.perf_counter() - t0
-        if method == "cvxpylayers":
-            notes[method] = f"construction {build:.1f} s"
+        m = _built(lambda k=method: model(make_layer(k, "sudoku", CELLS)), method, notes)
         with _quiet():
             m.loss(*batches[0]).backward()
         # qpth and dxpp.torch.QPFunction give a broadcast input the batch mean gradient
@@ -326,12 +335,7 @@ def markowitz_case(n: int, methods: tuple[str, ...], seed: int = 0) -> Case:
     errors: dict[str, float] = {}
     notes: dict[str, str] = {}
     for method in methods:
-        t0 = time.perf_counter()
-        with _quiet():
-            s = make(make_layer(method, "markowitz", n))
-        build = time.perf_counter() - t0
-        if method == "cvxpylayers":
-            notes[method] = f"construction {build:.1f} s"
+        s = _built(lambda k=method: make(make_layer(k, "markowitz", n)), method, notes)
         with _quiet():
             s.step()
         assert s.Sigma.grad is not None and s.mu.grad is not None
