@@ -11,19 +11,7 @@ import pytest
 import icml26_shared
 
 MODULES = sorted(
-    [
-        "bench",
-        "checks",
-        "config",
-        "conformal",
-        "datasets",
-        "experiment",
-        "jobs",
-        "metrics",
-        "state",
-        "testing",
-        "threads",
-    ]
+    "bench checks config conformal datasets experiment jobs metrics state testing threads".split()
 )
 
 

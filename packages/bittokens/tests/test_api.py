@@ -20,16 +20,9 @@ def test_public_api_exact():
     ]  # fmt: skip
     assert bittokens.baselines.__all__ == ["DigitTokens", "FoNE", "SubwordTokens", "XVal"]
     assert bittokens.data.__all__ == [
-        "PAPER_RANGE",
-        "SAMPLINGS",
-        "TASKS",
-        "WORDS",
-        "Task",
-        "make_task",
-        "sample_numbers",
-        "score",
-        "significant_bits",
-    ]
+        "PAPER_RANGE", "SAMPLINGS", "TASKS", "WORDS", "Task", "make_task", "sample_numbers",
+        "score", "significant_bits",
+    ]  # fmt: skip
     assert bittokens.train is bittokens.fit
     assert bittokens.hf.__all__ == [
         "NUMBER_PATTERN",

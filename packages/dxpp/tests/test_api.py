@@ -10,23 +10,10 @@ import dxpp
 
 def test_all_is_exact():
     assert dxpp.__all__ == [
-        "QP",
-        "QPError",
-        "QPGrad",
-        "QPSolution",
-        "auto_solver",
-        "chain_projection_qp",
-        "kkt_vjp",
-        "multiperiod_portfolio_qp",
-        "penalty_weights",
-        "portfolio_qp",
-        "qp_vjp",
-        "random_dense_qp",
-        "random_sparse_qp",
-        "simplex_projection_qp",
-        "simplex_projection_vjp",
-        "solve_qp",
-    ]
+        "QP", "QPError", "QPGrad", "QPSolution", "auto_solver", "chain_projection_qp", "kkt_vjp",
+        "multiperiod_portfolio_qp", "penalty_weights", "portfolio_qp", "qp_vjp", "random_dense_qp",
+        "random_sparse_qp", "simplex_projection_qp", "simplex_projection_vjp", "solve_qp",
+    ]  # fmt: skip
     for name in dxpp.__all__:
         assert hasattr(dxpp, name)
 

@@ -16,23 +16,10 @@ import rep_unlearn as ru
 from rep_unlearn.data import from_tensors
 
 EXPECTED = [
-    "BETA_GRID",
-    "Adapter",
-    "RewiredModel",
-    "SplitModel",
-    "TrainRecipe",
-    "UnlearnReport",
-    "Unlearner",
-    "baselines",
-    "data",
-    "evaluate",
-    "js_divergence",
-    "mia_auc",
-    "standard_loss",
-    "train_classifier",
-    "zero_shot_loss",
-    "zero_shot_targets",
-]
+    "BETA_GRID", "Adapter", "RewiredModel", "SplitModel", "TrainRecipe", "UnlearnReport",
+    "Unlearner", "baselines", "data", "evaluate", "js_divergence", "mia_auc", "standard_loss",
+    "train_classifier", "zero_shot_loss", "zero_shot_targets",
+]  # fmt: skip
 
 
 def test_all_is_exact():
@@ -40,30 +27,17 @@ def test_all_is_exact():
     for name in EXPECTED:
         assert hasattr(ru, name)
     assert ru.data.__all__ == [
-        "Task",
-        "TensorData",
-        "digits_task",
-        "from_tensors",
-        "gaussian_clusters",
-        "image_folder",
+        "Task", "TensorData", "digits_task", "from_tensors", "gaussian_clusters", "image_folder",
         "parse_forget",
-    ]
+    ]  # fmt: skip
     assert ru.baselines.__all__ == ["GRIDS", "finetune", "neggrad", "retrain", "scrub"]
     assert ru.__version__ == importlib.metadata.version("rep-unlearn")
 
 
 MODULES = [
-    "_adapter",
-    "_baselines",
-    "_checks",
-    "_data",
-    "_evaluate",
-    "_selection",
-    "_split",
-    "_train",
-    "_unlearn",
-    "_reproduce",
-]
+    "_adapter", "_baselines", "_checks", "_data", "_evaluate", "_selection", "_split", "_train",
+    "_unlearn", "_reproduce",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -47,18 +47,6 @@ from icml26_shared.checks import (
 
 from ._metric import log_smape, normalised_accuracy
 
-__all__ = [
-    "PAPER_RANGE",
-    "SAMPLINGS",
-    "TASKS",
-    "WORDS",
-    "Task",
-    "make_task",
-    "sample_numbers",
-    "score",
-    "significant_bits",
-]
-
 #: number samplers of :func:`sample_numbers`.
 SAMPLINGS = ("decimal", "binary", "binary_uniform")
 

@@ -12,22 +12,6 @@ import numpy as np
 
 from icml26_shared.checks import check_finite_array
 
-__all__ = [
-    "bh",
-    "category_shares",
-    "center_of_mass",
-    "importance",
-    "iou",
-    "iou_curve",
-    "mass_set",
-    "mass_set_auc",
-    "recency_mass",
-    "recovery",
-    "recovery_chance",
-    "top_k",
-    "top_k_share",
-]
-
 
 def importance(scores: np.ndarray) -> np.ndarray:
     """``|a| / Σ|a|`` (uniform when all scores are zero).

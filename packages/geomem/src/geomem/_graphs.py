@@ -19,17 +19,6 @@ from numpy.typing import NDArray
 
 from icml26_shared.checks import SeedLike, check_positive_int, rng_from_seed
 
-__all__ = [
-    "IRREGULAR_EDGES",
-    "Graph",
-    "cycle",
-    "grid",
-    "irregular",
-    "normalized_laplacian",
-    "path_star",
-    "star_tree",
-]
-
 #: The fixed connected irregular graph of the spec: 16 nodes, 20 edges (degrees 1 to 5).
 IRREGULAR_EDGES: tuple[tuple[int, int], ...] = (
     (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 2), (1, 6), (2, 7), (3, 8), (3, 9),

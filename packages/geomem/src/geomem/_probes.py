@@ -32,19 +32,6 @@ from icml26_shared.checks import check_finite_array, check_positive_int
 from ._graphs import Graph, normalized_laplacian
 from ._tasks import Vocab, path_examples
 
-__all__ = [
-    "edge_recovery",
-    "eigen_energy",
-    "energy_per_eigenvalue",
-    "exact_path",
-    "first_step",
-    "geometric_score",
-    "navigation",
-    "spectral_alignment",
-    "spectral_share",
-    "teacher_forced",
-]
-
 _ZERO = 1e-9
 
 

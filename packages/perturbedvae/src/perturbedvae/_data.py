@@ -33,17 +33,6 @@ from icml26_shared.checks import (
     rng_from_seed,
 )
 
-__all__ = [
-    "CONTROL",
-    "Screen",
-    "Split",
-    "canonical_condition",
-    "interaction_score",
-    "read_screen",
-    "semisynthetic_pbmc",
-    "simulate_screen",
-]
-
 CONTROL = "ctrl"
 
 

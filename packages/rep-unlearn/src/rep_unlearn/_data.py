@@ -29,16 +29,6 @@ from icml26_shared.checks import (
 from ._split import SplitModel
 from ._train import TrainRecipe, train_classifier
 
-__all__ = [
-    "Task",
-    "TensorData",
-    "digits_task",
-    "from_tensors",
-    "gaussian_clusters",
-    "image_folder",
-    "parse_forget",
-]
-
 
 @dataclass(frozen=True, eq=False)
 class TensorData(torch.utils.data.Dataset):
