@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import arm_ebm as ae
+from icml26_shared.testing import assert_import_is_light, terminal_stderr
 
 
 @pytest.mark.parametrize(
@@ -37,17 +34,7 @@ def test_other_functions_still_name_sequences():
 
 
 def test_import_loads_no_scipy_stats_sklearn_matplotlib_or_jax():
-    code = (
-        "import arm_ebm, sys; print(*(m in sys.modules for m in "
-        "('scipy.stats', 'sklearn', 'matplotlib', 'jax')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 4
-
-
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
+    assert_import_is_light("arm_ebm", ["scipy.stats", "sklearn", "matplotlib", "jax"])
 
 
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
@@ -55,7 +42,6 @@ class _Terminal(io.StringIO):
 ])  # fmt: skip
 def test_distill_progress_bar_defaults_to_the_terminal(x64, monkeypatch, progress, tty, shown):
     space = ae.SequenceSpace(2, 2)
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     ae.distill(np.zeros(space.shape), space, hidden=2, steps=3, progress=progress)
     assert ("MLP" in err.getvalue()) is shown

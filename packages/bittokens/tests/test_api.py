@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import bittokens
 import bittokens.baselines
 import bittokens.data
 import bittokens.hf
+from icml26_shared.testing import assert_import_is_light
 
 
 def test_public_api_exact():
@@ -36,9 +34,6 @@ def test_public_api_exact():
 
 
 def test_core_import_does_not_load_transformers():
-    code = (
-        "import bittokens, sys; print(*(m in sys.modules for m in "
-        "('transformers', 'tokenizers', 'scipy.stats', 'sklearn', 'matplotlib')))"
+    assert_import_is_light(
+        "bittokens", ["transformers", "tokenizers", "scipy.stats", "sklearn", "matplotlib"]
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 5

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import copy
-import io
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 
 from brain_attrib import EncodingModel, Pipeline
+from icml26_shared.testing import assert_import_is_light, terminal_stderr
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
-    code = (
-        "import brain_attrib, sys; "
-        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 3
+    assert_import_is_light("brain_attrib", ["scipy.stats", "sklearn", "matplotlib"])
 
 
 def test_hrf_is_the_double_gamma():
@@ -72,11 +65,6 @@ def test_save_before_fit_and_bad_files_are_named(small_lm, tmp_path):
         EncodingModel.load(tmp_path / "nope.pkl", lm, tok)
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 # progress=None: a bar on a terminal, and (issue 66) a start and an end line when piped
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
     (None, True, True), (None, False, True), (False, True, False), (True, False, True),
@@ -86,8 +74,7 @@ def test_fit_progress_bar_defaults_to_the_terminal(small_lm, monkeypatch, progre
 
     lm, tok, _, _ = small_lm
     rd = fmri(n_trs=60, n_runs=1, n_voxels=3, n_noise=1, seed=1)
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     EncodingModel(lm, tok, layer=1, context=8).fit(rd, folds=2, progress=progress)
     assert ("features L1" in err.getvalue()) is shown
 

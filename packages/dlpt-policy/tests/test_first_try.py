@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from dlpt import DLPT
 from dlpt.data import simulate_rct
+from icml26_shared.testing import assert_import_is_light
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -27,12 +26,7 @@ def test_readme_first_example_runs_verbatim(capsys):
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
-    code = (
-        "import dlpt, sys; "
-        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 3
+    assert_import_is_light("dlpt", ["scipy.stats", "sklearn", "matplotlib"])
 
 
 @pytest.mark.parametrize("hidden", [32, "32", 32.0, None])

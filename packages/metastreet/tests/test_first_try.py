@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
 
+from icml26_shared.testing import assert_import_is_light, terminal_stderr
 from metastreet import MetaStreet, make_city
 
 SMALL = dict(epochs=6, hidden=16, d=16, heads=2, head_dim=8, n_categories=12)
@@ -26,12 +23,7 @@ def fitted(city):
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
-    code = (
-        "import metastreet, sys; "
-        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 3
+    assert_import_is_light("metastreet", ["scipy.stats", "sklearn", "matplotlib"])
 
 
 def test_save_load_round_trip(fitted, city, tmp_path):
@@ -68,18 +60,12 @@ def test_load_names_a_bad_file(tmp_path):
         MetaStreet.load(tmp_path / "nope.pt")
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 # progress=None: a bar on a terminal, and (issue 66) a start and an end line when piped
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
     (None, True, True), (None, False, True), (False, True, False), (True, False, True),
 ])  # fmt: skip
 def test_fit_progress_bar_defaults_to_the_terminal(city, monkeypatch, progress, tty, shown):
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     MetaStreet(4, w=0.5, progress=progress, **{**SMALL, "epochs": 2}).fit(city, seed=0)
     assert ("w=0.5" in err.getvalue()) is shown
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from icml26_shared.testing import assert_import_is_light, terminal_stderr
 from perturbedvae import PerturbedVAE
 from perturbedvae.data import read_screen, simulate_screen
 
@@ -30,12 +28,7 @@ def test_readme_first_example_runs_verbatim(capsys):
 
 
 def test_import_loads_no_scipy_stats_sklearn_matplotlib_or_anndata():
-    code = (
-        "import perturbedvae, sys; print(*(m in sys.modules for m in "
-        "('scipy.stats', 'sklearn', 'matplotlib', 'anndata')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 4
+    assert_import_is_light("perturbedvae", ["scipy.stats", "sklearn", "matplotlib", "anndata"])
 
 
 @pytest.mark.parametrize(
@@ -105,16 +98,10 @@ def test_fit_refuses_other_types_naming_both_accepted():
         PerturbedVAE(100, 12).fit(np.zeros((3, 100)))
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
     (None, True, True), (None, False, False), (False, True, False), (True, False, True),
 ])  # fmt: skip
 def test_fit_progress_bar_defaults_to_the_terminal(small, monkeypatch, progress, tty, shown):
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     PerturbedVAE(100, 12, hidden=8).fit(small.train, epochs=1, progress=progress)
     assert ("PerturbedVAE" in err.getvalue()) is shown

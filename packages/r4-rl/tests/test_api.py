@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import subprocess
-import sys
 
 import pytest
 
@@ -13,6 +11,7 @@ import r4_rl
 import r4_rl.baselines
 import r4_rl.data
 import r4_rl.envs
+from icml26_shared.testing import assert_import_is_light
 
 
 def test_public_api_exact():
@@ -38,12 +37,7 @@ def test_public_api_exact():
 
 
 def test_core_import_does_not_load_extras():
-    code = (
-        "import r4_rl, sys; print(*(m in sys.modules for m in "
-        "('gymnasium', 'matplotlib', 'cvxpy', 'scipy.stats', 'sklearn')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 5
+    assert_import_is_light("r4_rl", ["gymnasium", "matplotlib", "cvxpy", "scipy.stats", "sklearn"])
 
 
 def test_version_from_metadata():

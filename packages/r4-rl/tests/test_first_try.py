@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from icml26_shared.testing import terminal_stderr
 from r4_rl import Rater, RewardModel, fit_r4, soft_rank
 from r4_rl.baselines import fit_bt, fit_rbrl, fit_regression
 from r4_rl.data import gridworld_pool
@@ -86,19 +85,13 @@ def test_soft_rank_of_a_meta_tensor_is_refused():
         soft_rank(torch.zeros(3, device="meta"))
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 @pytest.mark.parametrize(("progress", "tty", "shown"), [
     (None, True, True), (None, False, True), (False, True, False), (True, False, True),
 ])  # fmt: skip
 def test_training_progress_bar_defaults_to_the_terminal(small, monkeypatch, progress, tty, shown):
     """``None``: a bar on a terminal, a start and an end line when piped; ``False``: silent."""
     env, trajs, _ = small
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     model = RewardModel(env.observation_space, env.action_space, seed=0)
     fit_r4(model, trajs, np.arange(30) % 3, epochs=2, progress=progress)
     assert ("R4" in err.getvalue()) is shown

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from icml26_shared.testing import assert_import_is_light
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
-    code = (
-        "import rep_unlearn, sys; "
-        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 3
+    assert_import_is_light("rep_unlearn", ["scipy.stats", "sklearn", "matplotlib"])

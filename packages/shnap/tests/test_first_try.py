@@ -3,16 +3,14 @@ NaN game values, a light import."""
 
 from __future__ import annotations
 
-import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from icml26_shared.testing import assert_import_is_light, terminal_stderr
 from shnap import (
     Bridge,
     BridgeConfig,
@@ -45,12 +43,7 @@ def test_readme_quickstart_runs_verbatim(capsys):
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
-    code = (
-        "import shnap, sys; "
-        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 3
+    assert_import_is_light("shnap", ["scipy.stats", "sklearn", "matplotlib"])
 
 
 @pytest.mark.parametrize("fn", [exact_sv_sii, lmpi_fit])
@@ -120,11 +113,6 @@ def test_bridge_load_names_the_file_and_the_fault(tmp_path):
         Bridge.load(tmp_path / "nope.pt")
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 @pytest.mark.parametrize(("progress", "tty", "message", "bar"), [
     (None, True, True, True), (None, False, True, False), (False, True, False, False),
     (True, False, True, True),
@@ -132,8 +120,7 @@ class _Terminal(io.StringIO):
 def test_training_says_so_and_shows_a_bar_on_a_terminal(
     cache, monkeypatch, progress, tty, message, bar
 ):
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     train_risk_cnn(TINY_CNN, progress=progress)
     text = err.getvalue()
     assert (

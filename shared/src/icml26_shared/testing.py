@@ -2,17 +2,29 @@
 
 :func:`assert_follows_seed_rule` checks one public entry point against the seed rule of
 :func:`icml26_shared.checks.check_seed`: every accepted kind of seed runs, every refused kind
-raises the rule's error naming the argument.
+raises the rule's error naming the argument. :func:`assert_import_is_light` checks in a fresh
+interpreter that importing a package loads none of the named heavy modules;
+:func:`terminal_stderr` swaps ``sys.stderr`` for an in-memory stream that is, or is not, a
+terminal (what ``progress=None`` decides on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import io
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["REFUSED_SEEDS", "accepted_seeds", "assert_follows_seed_rule"]
+__all__ = [
+    "REFUSED_SEEDS",
+    "accepted_seeds",
+    "assert_follows_seed_rule",
+    "assert_import_is_light",
+    "terminal_stderr",
+]
 
 #: seeds the rule refuses, with the error each raises
 REFUSED_SEEDS: tuple[tuple[Any, type[Exception]], ...] = (
@@ -47,3 +59,32 @@ def assert_follows_seed_rule(call: Callable[[Any], Any], name: str = "seed") -> 
                 ) from exc
         else:
             raise AssertionError(f"seed={seed!r} was accepted; the seed rule refuses it")
+
+
+def assert_import_is_light(module: str, heavy: Sequence[str]) -> None:
+    """Import ``module`` in a fresh interpreter and fail if any of ``heavy`` got loaded.
+
+    >>> assert_import_is_light("icml26_shared.checks", ["matplotlib"])
+    """
+    code = f"import sys, {module}; print(*(m for m in {tuple(heavy)!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout.split()
+    if loaded:
+        raise AssertionError(f"importing {module} loaded {', '.join(loaded)}")
+
+
+class _Patcher(Protocol):
+    def setattr(self, target: object, name: str, value: object) -> None: ...
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def terminal_stderr(monkeypatch: _Patcher, *, tty: bool) -> io.StringIO:
+    """Replace ``sys.stderr`` (through pytest's ``monkeypatch``) by a fresh in-memory stream
+    whose ``isatty()`` is ``tty``, and return it to read what was written."""
+    err = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    return err
