@@ -52,13 +52,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy import ndimage
 from torch.nn import functional as F
 
 from icml26_shared.checks import SeedLike, int_from_seed
 from shnap._bridge_config import BridgeConfig, TrainConfig
-from shnap._checks import check_mask, check_steps, check_tau, check_volume
-from shnap._crops import STRUCT, crop_boxes, crop_job_key, extract, paste, shell_mean
+from shnap._checks import check_batch, check_mask, check_steps, check_tau, check_volume
+from shnap._crops import (
+    crop_boxes,
+    crop_job_key,
+    extract,
+    paste,
+    paste_template,
+    shell_mean,
+)
 from shnap._editdata import EditPairs, edit_pairs, random_metaball_mask, removal_masks
 from shnap._precision import autocast, resolve_bf16
 from shnap._progress import Progress, training_progress
@@ -681,16 +687,7 @@ class Bridge:
     ) -> np.ndarray:
         """:meth:`remove` for a batch ``(B, D, H, W)`` of volumes, masks and seeds, batched over
         all crops of all items (one network call per step and crop shape)."""
-        xs = np.asarray(xs)
-        if xs.ndim != 4:
-            raise ValueError(f"xs must be a batch of 3D volumes (B, D, H, W), got shape {xs.shape}")
-        xs = np.stack([check_volume(x, f"xs[{i}]") for i, x in enumerate(xs)])
-        masks = np.asarray(masks)
-        if masks.shape != xs.shape:
-            raise ValueError(f"masks must have shape {xs.shape}, got {masks.shape}")
-        ms = [check_mask(m, x, f"masks[{i}]") for i, (m, x) in enumerate(zip(masks, xs))]
-        if len(seeds) != len(xs):
-            raise ValueError(f"seeds must have {len(xs)} entries, got {len(seeds)}")
+        xs, ms = check_batch(xs, masks, seeds)
         steps = check_steps(self.config.steps if steps is None else steps, "steps")
         out = xs.copy()
         placements: list[tuple[int, np.ndarray, tuple]] = []
@@ -745,19 +742,8 @@ class Bridge:
         else:
             steps = check_steps(self.config.steps if steps is None else steps, "steps")
             n = max(1, round(steps * tau))
-        centre = tuple(int(c) for c in centre)
-        if len(centre) != 3 or any(not 0 <= c < n for c, n in zip(centre, x.shape)):
-            raise ValueError(f"centre must be a voxel index inside shape {x.shape}, got {centre}")
-        placed = nodule.placed_mask(centre, x.shape)
-        if not placed.any():
-            raise ValueError(f"nodule placed at {centre} covers no voxel of the volume")
-        pasted = x.copy()
-        vs, ps = nodule.paste_slices(centre, x.shape)
-        region = pasted[vs]
-        pm = nodule.mask[ps]
-        region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
+        pasted, placed, edit = paste_template(x, nodule, centre)
         prior = np.where(placed, pasted, np.float32(0)).astype(np.float32)
-        edit = ndimage.binary_dilation(placed, STRUCT)
         out = x.copy()
         jobs, places = [], []
         for comp, (corner, size) in crop_boxes(edit, self.config.margin, self.config.crop):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_mask", "check_players", "check_steps", "check_tau", "check_volume"]
+__all__ = ["check_batch", "check_mask", "check_players", "check_steps", "check_tau", "check_volume"]
 
 MAX_PLAYERS = 12
 
@@ -133,3 +133,18 @@ def check_steps(steps: Any, name: str = "steps") -> int:
     if steps < 1:
         raise ValueError(f"{name} must be >= 1, got {steps}")
     return int(steps)
+
+
+def check_batch(xs: Any, masks: Any, seeds: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A batch ``(B, D, H, W)`` of volumes with one mask per volume and one seed per item."""
+    xs = np.asarray(xs)
+    if xs.ndim != 4:
+        raise ValueError(f"xs must be a batch of 3D volumes (B, D, H, W), got shape {xs.shape}")
+    xs = np.stack([check_volume(x, f"xs[{i}]") for i, x in enumerate(xs)])
+    masks = np.asarray(masks)
+    if masks.shape != xs.shape:
+        raise ValueError(f"masks must have shape {xs.shape}, got {masks.shape}")
+    ms = [check_mask(m, x, f"masks[{i}]") for i, (m, x) in enumerate(zip(masks, xs))]
+    if len(seeds) != len(xs):
+        raise ValueError(f"seeds must have {len(xs)} entries, got {len(seeds)}")
+    return xs, ms

@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["STRUCT", "crop_boxes", "crop_job_key", "extract", "paste", "shell_mean"]
+__all__ = [
+    "STRUCT",
+    "crop_boxes",
+    "crop_job_key",
+    "extract",
+    "paste",
+    "paste_template",
+    "shell_mean",
+]
 
 #: 26-connectivity (dilation by one voxel, components)
 STRUCT = ndimage.generate_binary_structure(3, 3)
@@ -89,3 +98,21 @@ def paste(out: np.ndarray, sub: np.ndarray, submask: np.ndarray, corner: Sequenc
     region = out[tuple(vs)]
     m = submask[tuple(ps)]
     region[m] = sub[tuple(ps)][m]
+
+
+def paste_template(
+    x: np.ndarray, nodule: Any, centre: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pasted volume, placed template mask, edit mask = placed mask dilated by one voxel)."""
+    centre = tuple(int(c) for c in centre)
+    if len(centre) != 3 or any(not 0 <= c < n for c, n in zip(centre, x.shape)):
+        raise ValueError(f"centre must be a voxel index inside shape {x.shape}, got {centre}")
+    placed = nodule.placed_mask(centre, x.shape)
+    if not placed.any():
+        raise ValueError(f"nodule placed at {centre} covers no voxel of the volume")
+    pasted = x.copy()
+    vs, ps = nodule.paste_slices(centre, x.shape)
+    region = pasted[vs]
+    pm = nodule.mask[ps]
+    region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
+    return pasted, placed, ndimage.binary_dilation(placed, STRUCT)

@@ -27,46 +27,22 @@ import numpy as np
 import torch
 from scipy import ndimage
 
-from shnap._checks import check_mask, check_steps, check_tau, check_volume
-from shnap._crops import STRUCT, crop_boxes, crop_job_key, extract, paste, shell_mean
+from shnap._checks import check_batch, check_mask, check_steps, check_tau, check_volume
+from shnap._crops import (
+    STRUCT,
+    crop_boxes,
+    crop_job_key,
+    extract,
+    paste,
+    paste_template,
+    shell_mean,
+)
 from shnap._precision import autocast, resolve_bf16
 from shnap._progress import Progress, training_progress
 from shnap._unet import UNet3D
 from shnap._weights import shipped_keys, weights_key
 
 __all__ = ["DDPMConfig", "GlobalMeanFill", "RePaint", "ShellMeanFill", "ZeroFill", "alpha_bar"]
-
-
-def _check_batch(xs: Any, masks: Any, seeds: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
-    xs = np.asarray(xs)
-    if xs.ndim != 4:
-        raise ValueError(f"xs must be a batch of 3D volumes (B, D, H, W), got shape {xs.shape}")
-    xs = np.stack([check_volume(x, f"xs[{i}]") for i, x in enumerate(xs)])
-    masks = np.asarray(masks)
-    if masks.shape != xs.shape:
-        raise ValueError(f"masks must have shape {xs.shape}, got {masks.shape}")
-    ms = [check_mask(m, x, f"masks[{i}]") for i, (m, x) in enumerate(zip(masks, xs))]
-    if len(seeds) != len(xs):
-        raise ValueError(f"seeds must have {len(xs)} entries, got {len(seeds)}")
-    return xs, ms
-
-
-def _paste_template(
-    x: np.ndarray, nodule: Any, centre: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(pasted volume, placed template mask, edit mask = placed mask dilated by one voxel)."""
-    centre = tuple(int(c) for c in centre)
-    if len(centre) != 3 or any(not 0 <= c < n for c, n in zip(centre, x.shape)):
-        raise ValueError(f"centre must be a voxel index inside shape {x.shape}, got {centre}")
-    placed = nodule.placed_mask(centre, x.shape)
-    if not placed.any():
-        raise ValueError(f"nodule placed at {centre} covers no voxel of the volume")
-    pasted = x.copy()
-    vs, ps = nodule.paste_slices(centre, x.shape)
-    region = pasted[vs]
-    pm = nodule.mask[ps]
-    region[pm] = np.asarray(nodule.image, np.float32)[ps][pm]
-    return pasted, placed, ndimage.binary_dilation(placed, STRUCT)
 
 
 class _ConstantFill:
@@ -91,7 +67,7 @@ class _ConstantFill:
 
     def remove_batch(self, xs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         """:meth:`remove` for a batch ``(B, D, H, W)``."""
-        xs, ms = _check_batch(xs, masks, seeds)
+        xs, ms = check_batch(xs, masks, seeds)
         out = xs.copy()
         for o, x, m in zip(out, xs, ms):
             self.fill(o, x, m)
@@ -103,7 +79,7 @@ class _ConstantFill:
         """Paste ``nodule`` at ``centre`` and fill the one-voxel ring around it."""
         x = check_volume(x, "x")
         check_tau(tau)
-        pasted, placed, edit = _paste_template(x, nodule, centre)
+        pasted, placed, edit = paste_template(x, nodule, centre)
         ring = edit & ~placed
         out = pasted
         if ring.any():
@@ -332,7 +308,7 @@ class RePaint:
     def remove_batch(self, xs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         """:meth:`remove` for a batch ``(B, D, H, W)`` (crops of one shape run together; a crop
         job repeated in the batch, same crop, mask, seed and corner, is sampled once)."""
-        xs, ms = _check_batch(xs, masks, seeds)
+        xs, ms = check_batch(xs, masks, seeds)
         out = xs.copy()
         jobs, places, which, index = [], [], [], {}
         for b, (x, m, seed) in enumerate(zip(xs, ms, seeds)):
@@ -356,7 +332,7 @@ class RePaint:
         """SDEdit-style: paste, noise the dilated template mask to τ, RePaint back to 0."""
         x = check_volume(x, "x")
         tau = check_tau(tau)
-        pasted, _, edit = _paste_template(x, nodule, centre)
+        pasted, _, edit = paste_template(x, nodule, centre)
         out = x.copy()
         jobs, places = [], []
         for comp, (corner, size) in crop_boxes(edit, self.config.margin, self.config.crop):
