@@ -57,12 +57,36 @@ def test_update_score_refuses_nan():
         OnlineConformal("up").update_score(np.nan)
 
 
-def test_quantile_tracking_warns_when_lr_is_off_the_score_scale():
-    with pytest.warns(UserWarning, match=r"lr=0.1 is a step in score units"):
-        OnlineConformal("quantile_tracking", lr=0.1).run(116 * S)
+def test_quantile_tracking_warns_when_a_fixed_step_is_off_the_score_scale():
+    with pytest.warns(UserWarning, match=r"lr=0.1 x scale=1 is a step in score units"):
+        OnlineConformal("quantile_tracking", lr=0.1, scale=1.0).run(116 * S)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        OnlineConformal("quantile_tracking", lr=10.0).run(116 * S)
+        OnlineConformal("quantile_tracking", lr=10.0, scale=1.0).run(116 * S)
+        OnlineConformal("quantile_tracking", lr=0.1, scale=116.0).run(116 * S)
+
+
+def test_quantile_tracking_default_step_is_relative_to_the_score_scale():
+    """lr=0.1 on scores of median ~116 (the unemployment series' scale) covers as at scale 1
+    and the thresholds scale exactly with the scores; the fixed step misses almost always."""
+    s = np.abs(np.random.default_rng(1).standard_normal((3, 2000)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q1 = OnlineConformal("quantile_tracking", lr=0.1).run(s)
+        q116 = OnlineConformal("quantile_tracking", lr=0.1).run(116 * s)
+    np.testing.assert_allclose(q116, 116 * q1, rtol=1e-12)
+    miss = (116 * s > q116).mean()
+    # binomial s.d. at n = 6000 is 0.004; the warm-up (~25 misses per stream) adds ~0.012
+    assert abs(miss - 0.1) <= 0.03, miss
+    with pytest.warns(UserWarning, match="score units"):
+        q_fixed = OnlineConformal("quantile_tracking", lr=0.1, scale=1.0).run(116 * s)
+    assert (116 * s > q_fixed).mean() > 0.5
+
+
+@pytest.mark.parametrize("scale", ["median", -1.0, 0.0, True])
+def test_quantile_tracking_refuses_a_bad_scale(scale):
+    with pytest.raises((ValueError, TypeError), match="scale"):
+        OnlineConformal("quantile_tracking", scale=scale)
 
 
 @pytest.mark.parametrize(

@@ -169,9 +169,10 @@ def test_scale_free_vs_fixed_step_quantile_tracking():
     s = score_stream("stationary", 5000, n_streams=5, seed=3).scores
     up1 = (s > OnlineConformal("up", eps=1.0).run(s)).mean()
     up3 = (1e3 * s > OnlineConformal("up", eps=1.0).run(1e3 * s)).mean()
-    qt1 = (s > OnlineConformal("quantile_tracking", lr=0.1).run(s)).mean()
-    with pytest.warns(UserWarning, match="lr=0.1 is a step in score units"):
-        qt3 = (1e3 * s > OnlineConformal("quantile_tracking", lr=0.1).run(1e3 * s)).mean()
+    fixed = {"lr": 0.1, "scale": 1.0}  # the textbook fixed step, in score units
+    qt1 = (s > OnlineConformal("quantile_tracking", **fixed).run(s)).mean()
+    with pytest.warns(UserWarning, match=r"lr=0.1 x scale=1 is a step in score units"):
+        qt3 = (1e3 * s > OnlineConformal("quantile_tracking", **fixed).run(1e3 * s)).mean()
     assert abs(up3 - up1) <= 0.01
     assert abs(qt3 - qt1) > 0.05
 

@@ -9,8 +9,9 @@ Every method announces a threshold :math:`q_t`, sees :math:`s_t`, and learns fro
   scores, or a fixed calibration set as in MAPIE's ``TimeSeriesRegressor(method="aci")``).
 * :func:`dtaci` — dynamically-tuned ACI (Gibbs & Candès 2024): exponential weights over ACI experts
   with a grid of γ.
-* :func:`quantile_tracking` — online gradient descent on the pinball loss with a fixed step
-  (Angelopoulos, Candès, Tibshirani 2023): :math:`q_{t+1} = q_t + \eta(\mathrm{err}_t - \alpha)`.
+* :func:`quantile_tracking` — online gradient descent on the pinball loss (Angelopoulos, Candès,
+  Tibshirani 2023): :math:`q_{t+1} = q_t + \eta\hat\sigma_t(\mathrm{err}_t - \alpha)`, the step
+  relative to the running mean score (or a fixed score scale).
 * :func:`conformal_pid` — quantile tracking with a step proportional to the recent score range plus
   the saturating error integrator :math:`r_t(x) = K_I \tan(x\log t/(t C_{\mathrm{sat}}))` (same
   paper;
@@ -305,7 +306,7 @@ class OGDState(NamedTuple):
     q_p: NDArray[np.float64]  # the proportional (OGD) part
     t: NDArray[np.int64]
     err_sum: NDArray[np.float64]  # Σ (err - α), the PID integrator's argument
-    grad_sq: NDArray[np.float64]  # Σ g², SF-OGD
+    grad_sq: NDArray[np.float64]  # Σ g² (SF-OGD); Σ |s| (quantile tracking's running scale)
     scale: NDArray[np.float64]  # largest score seen (B_t / D)
     window: Window
 
@@ -325,20 +326,37 @@ def _running_scale(state: OGDState, s: NDArray) -> NDArray:
 
 
 def quantile_tracking(
-    alpha: float = 0.1, lr: float | ArrayLike = 0.1, q_init: float = 0.0
+    alpha: float = 0.1,
+    lr: float | ArrayLike = 0.1,
+    q_init: float = 0.0,
+    *,
+    scale: float | str = "running",
 ) -> OnlineAlgorithm:
-    r"""Quantile tracking (online subgradient descent on the pinball loss) with a fixed step:
-    :math:`q_{t+1} = q_t + \eta(\mathrm{err}_t - \alpha)`, ``lr`` = η in score units (not
-    scale-free).
+    r"""Quantile tracking (online subgradient descent on the pinball loss):
+    :math:`q_{t+1} = q_t + \eta\,\hat\sigma_t(\mathrm{err}_t - \alpha)`.
 
-    Because the step is in score units, ``lr`` must be chosen on the scale of the scores: once a
-    score exceeds ``1000 * lr`` (the threshold then needs thousands of rounds to get there) a
-    ``UserWarning`` says so, once per algorithm. The scale-free peers are ``"up"``,
-    ``"sf_ogd"`` and ``"decaying_ogd"``."""
+    The step is ``lr`` = η times a score scale :math:`\hat\sigma_t`, so ``lr`` is relative:
+
+    * ``scale="running"`` (default): :math:`\hat\sigma_t = \frac1t\sum_{u\le t}|s_u|`, the
+      running mean of the scores revealed so far (``+inf`` counted as 0). Multiplying every
+      score (and ``q_init``) by c > 0 multiplies every threshold by c: the method is
+      scale-free, and ``lr=0.1`` moves the threshold by a tenth of a typical score.
+    * ``scale=c`` (a number > 0): the fixed step :math:`\eta c` in score units (``scale=1`` is
+      the textbook fixed-step tracker). Once a score exceeds ``1000 * lr * c`` (the threshold
+      then needs thousands of rounds to get there) a ``UserWarning`` says so, once per
+      algorithm."""
     a0 = check_alpha(alpha)
     eta = check_finite_array(lr, "lr")
     if (eta <= 0).any():
         raise ValueError(f"lr must be > 0, got {eta.min()}")
+    if isinstance(scale, str):
+        if scale != "running":
+            raise ValueError(f"scale must be 'running' or a number > 0, got {scale!r}")
+        fixed = None
+    else:
+        if isinstance(scale, bool):
+            raise TypeError(f"scale must be 'running' or a number > 0, got {scale!r}")
+        fixed = check_positive(scale, "scale")
     warned = [False]
 
     def _init(shape: Any = ()) -> OGDState:
@@ -349,20 +367,27 @@ def quantile_tracking(
     def _update(state: OGDState, score: ArrayLike) -> tuple[NDArray, OGDState]:
         s = check_score_step(score, state.scale.shape)
         err = s > state.q
-        q = state.q + eta * (err - a0)
-        scale = _running_scale(state, s)
-        if not warned[0] and (scale > _QT_SCALE_RATIO * eta).any():
+        abs_sum = state.grad_sq + np.where(np.isfinite(s), np.abs(s), 0.0)
+        t = np.asarray(state.t + 1)
+        sigma = abs_sum / t if fixed is None else fixed
+        q = state.q + eta * sigma * (err - a0)
+        scale_max = _running_scale(state, s)
+        if (
+            fixed is not None
+            and not warned[0]
+            and (scale_max > _QT_SCALE_RATIO * eta * fixed).any()
+        ):
             warned[0] = True
             warnings.warn(
-                f"quantile_tracking: lr={float(np.min(eta)):g} is a step in score units, but "
-                f"the scores reach {float(np.max(scale)):g} (over {_QT_SCALE_RATIO:g} steps): "
-                "the threshold will lag far behind and coverage will be off for a long time. "
-                "Pass lr on the scale of the scores (e.g. 0.1 x a typical score) or use a "
-                "scale-free method ('up', 'sf_ogd', 'decaying_ogd')",
+                f"quantile_tracking: lr={float(np.min(eta)):g} x scale={fixed:g} is a step in "
+                f"score units, but the scores reach {float(np.max(scale_max)):g} (over "
+                f"{_QT_SCALE_RATIO:g} steps): the threshold will lag far behind and coverage "
+                "will be off for a long time. Use scale='running' (the step relative to the "
+                "running mean score) or a scale-free method ('up', 'sf_ogd', 'decaying_ogd')",
                 UserWarning,
                 stacklevel=2,
             )
-        return q, state._replace(q=q, q_p=q, t=np.asarray(state.t + 1), scale=scale)
+        return q, state._replace(q=q, q_p=q, t=t, grad_sq=abs_sum, scale=scale_max)
 
     return OnlineAlgorithm("quantile_tracking", _init, _update)
 

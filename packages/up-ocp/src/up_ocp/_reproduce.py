@@ -115,7 +115,9 @@ ZOO: dict[str, Method] = {
     "up-ocp": Method("UP-OCP (ours, ε=1)", "up", {"eps": 1.0}),
     "kt-aci": Method("KT-betting ACI (ε=1)", "kt_aci", {"eps": 1.0}),
     "dtaci": Method("DtACI", "dtaci", {}),
-    "qt": Method("quantile tracking (η=0.1)", "quantile_tracking", {"lr": 0.1}),
+    "qt": Method(
+        "quantile tracking (fixed step η=0.1)", "quantile_tracking", {"lr": 0.1, "scale": 1.0}
+    ),
     "pid": Method("conformal PID", "pid", {}),
     "sf-ogd": Method("SF-OGD", "sf_ogd", {}),
     "saocp": Method("SAOCP", "saocp", {}),

@@ -51,16 +51,19 @@ from scipy.special import betaln, xlogy
 
 from icml26_shared.checks import check_alpha, check_finite_array, check_positive, check_positive_int
 
+from ._baselines import Window, _window_init, _window_push, _window_scores
 from ._protocol import OnlineAlgorithm, as_batch_shape, check_score_step
 
 __all__ = [
     "UPState",
+    "UPWindowState",
     "cover_fraction",
     "cover_log_wealth",
     "coverage_bound",
     "init",
     "kl_bernoulli",
     "kt_fraction",
+    "trailing_offsets",
     "up_grid",
     "up_ocp",
     "update",
@@ -176,9 +179,31 @@ def update(state: UPState, score: ArrayLike) -> tuple[NDArray[np.float64], UPSta
 
 
 def up_ocp(
-    alpha: float = 0.1, eps: float = 1.0, q0: float = 0.0, prior: tuple[float, float] = (0.5, 0.5)
+    alpha: float = 0.1,
+    eps: float = 1.0,
+    q0: float = 0.0,
+    prior: tuple[float, float] = (0.5, 0.5),
+    *,
+    window: int | None = None,
 ) -> OnlineAlgorithm:
-    """UP-OCP as an ``(init, update)`` pair (optax style); see the module docstring for the math.
+    r"""UP-OCP as an ``(init, update)`` pair (optax style); see the module docstring for the math.
+
+    Args:
+        alpha: target miscoverage in (0, 1).
+        eps: initial wealth ε > 0: on the score scale for the plain method; with ``window``,
+            relative to the offset (dimensionless).
+        q0: the offset :math:`\hat q_0` (with ``window``: only until the first score).
+        prior: Beta(a, b) prior of the universal portfolio; ``(0.5, 0.5)`` is KT.
+        window: ``None`` (default) for the plain method. An int ``w`` bets around a
+            *predictable offset*: :math:`\hat q_{0,t}` is the
+            :math:`\min(\lceil(1-\alpha)(n+1)\rceil, n)`-th smallest of the last
+            :math:`n \le w` scores, and the bet is in its units,
+            :math:`q_t = \hat q_{0,t}(1 + \beta_t W_{t-1})`. The wealth recursion and the KT
+            mixture are unchanged, so the deterministic bound holds with
+            :math:`\sum_t |q_t - \hat q_{0,t}| / \hat q_{0,t} = \sum_t |\beta_t| W_{t-1}` in
+            place of :math:`\sum_t |q_t - \hat q_0|` (see :func:`coverage_bound`'s
+            ``offsets`` / ``scales``). The miss excess that funds the plain method's wealth is
+            then no longer needed, and the method is scale-free (ε is dimensionless).
 
     Example:
         >>> import numpy as np
@@ -196,10 +221,104 @@ def up_ocp(
     check_positive(prior[0], "prior[0]")
     check_positive(prior[1], "prior[1]")
 
+    if window is not None:
+        w = check_positive_int(window, "window")
+
+        def _init_w(shape: Any = ()) -> UPWindowState:
+            base = init(alpha, eps, q0, shape, prior)
+            beta = _fraction_to_beta(kt_fraction(base.misses, 0, *prior), base.alpha)
+            q = _offset_threshold(np.broadcast_to(base.q0, base.q.shape), beta, base.log_wealth)
+            win = _window_init(base.q.shape, w, None)
+            return UPWindowState(*base._replace(q=q), window=win)
+
+        return OnlineAlgorithm("up", _init_w, _update_window)
+
     def _init(shape: Any = ()) -> UPState:
         return init(alpha, eps, q0, shape, prior)
 
     return OnlineAlgorithm("up", _init, update)
+
+
+class UPWindowState(NamedTuple):
+    """State of UP-OCP around a trailing-quantile offset: :class:`UPState`'s fields and the
+    trailing window of scores."""
+
+    q: NDArray[np.float64]
+    log_wealth: NDArray[np.float64]
+    misses: NDArray[np.float64]
+    t: NDArray[np.int64]
+    alpha: NDArray[np.float64]
+    eps: NDArray[np.float64]
+    q0: NDArray[np.float64]
+    prior_a: NDArray[np.float64]
+    prior_b: NDArray[np.float64]
+    window: Window
+
+
+def _trailing_offset(win: Window, alpha: NDArray, q0: NDArray) -> NDArray[np.float64]:
+    r"""The :math:`\min(\lceil(1-\alpha)(n+1)\rceil, n)`-th smallest score of the window
+    (``q0`` while it is empty): an estimate of the (1 − α)-quantile, clipped to a finite rank so
+    the offset exists from the first score on (it is a predictable guess, not a guarantee)."""
+    ref = _window_scores(win)
+    n = ref.shape[-1]
+    if n == 0:
+        return np.broadcast_to(q0, win.buf.shape[:-1]).astype(np.float64)
+    k = min(int(np.ceil((1.0 - float(alpha)) * (n + 1))), n)
+    return np.partition(ref, k - 1, axis=-1)[..., k - 1]
+
+
+def _offset_threshold(off: NDArray, beta: NDArray, log_wealth: NDArray) -> NDArray:
+    """off + σ·β·W with σ = max(|off|, tiny): the bet is in units of the offset, floored at the
+    smallest positive float so that it never vanishes (a zero offset can still go below 0, and
+    the wealth identity behind the bound stays exact). An infinite offset is the full set."""
+    sigma = np.maximum(np.abs(off), _TINY)
+    with np.errstate(invalid="ignore"):
+        q = _threshold(off, beta, log_wealth + np.log(sigma))
+    return np.where(np.isposinf(off), np.inf, q)
+
+
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _update_window(
+    state: UPWindowState, score: ArrayLike
+) -> tuple[NDArray[np.float64], UPWindowState]:
+    s = check_score_step(score, state.q.shape)
+    err = (s > state.q).astype(np.float64)
+    alpha = state.alpha
+    b = kt_fraction(state.misses, state.t, state.prior_a, state.prior_b)
+    log_mult = err * np.log(b / alpha) + (1.0 - err) * np.log((1.0 - b) / (1.0 - alpha))
+    log_wealth = state.log_wealth + log_mult
+    misses = state.misses + err
+    t = state.t + 1
+    win = _window_push(state.window, s)
+    off = _trailing_offset(win, alpha, state.q0)
+    b_next = kt_fraction(misses, t, state.prior_a, state.prior_b)
+    q = _offset_threshold(off, _fraction_to_beta(b_next, alpha), log_wealth)
+    new = state._replace(
+        q=q,
+        log_wealth=log_wealth,
+        misses=misses,
+        t=np.asarray(t, dtype=np.int64),
+        window=win,
+    )
+    return q, new
+
+
+def trailing_offsets(
+    scores: ArrayLike, alpha: float, window: int, q0: float = 0.0
+) -> NDArray[np.float64]:
+    r"""The offsets :math:`\hat q_{0,t}` that ``up_ocp(..., window=window)`` bets around on
+    ``scores`` ``(..., T)`` (``offsets[..., t]`` uses scores before t): for
+    :func:`coverage_bound`."""
+    s = check_finite_array(scores, "scores", allow_inf=True)
+    a = np.asarray(check_alpha(alpha))
+    win = _window_init(s.shape[:-1], check_positive_int(window, "window"), None)
+    out = np.empty(s.shape)
+    for t in range(s.shape[-1]):
+        out[..., t] = _trailing_offset(win, a, np.asarray(float(q0)))
+        win = _window_push(win, s[..., t])
+    return out
 
 
 # ---------------------------------------------------------------- exact Cover mixture (reference)
@@ -329,7 +448,13 @@ def kl_bernoulli(p: ArrayLike, q: float) -> NDArray[np.float64]:
 
 
 def coverage_bound(
-    scores: ArrayLike, thresholds: ArrayLike, alpha: float, eps: float = 1.0, q0: float = 0.0
+    scores: ArrayLike,
+    thresholds: ArrayLike,
+    alpha: float,
+    eps: float = 1.0,
+    q0: ArrayLike = 0.0,
+    *,
+    scales: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Both sides of the deterministic coverage bound at every prefix ``t = 1..T``.
 
@@ -337,6 +462,11 @@ def coverage_bound(
     :math:`\mathrm{lhs}_t = t\,\mathrm{KL}(M_t/t\,\|\,\alpha)` and
     :math:`\mathrm{rhs}_t = \log(1 + \max(\alpha,1-\alpha)\sum_{s\le t}|q_s-\hat q_0|/\varepsilon)
     + \frac12\log t + \log 2`. UP-OCP (KT prior) guarantees ``lhs <= rhs`` for every sequence.
+
+    For ``up_ocp(..., window=w)`` pass ``q0=offsets`` and ``scales=offsets`` with
+    ``offsets = trailing_offsets(scores, alpha, w)``: each term is then
+    :math:`|q_t - \hat q_{0,t}|/\hat q_{0,t}` (0 where the offset is 0 or infinite, where the
+    threshold equals it).
     """
     a_ = check_alpha(alpha)
     e = check_positive(eps, "eps")
@@ -349,6 +479,14 @@ def coverage_bound(
     err = (s > q).astype(np.float64)
     t = np.arange(1, s.shape[-1] + 1, dtype=np.float64)
     lhs = t * kl_bernoulli(np.cumsum(err, axis=-1) / t, a_)
-    spent = np.cumsum(np.abs(q - q0), axis=-1)
+    off = np.broadcast_to(np.asarray(q0, dtype=np.float64), q.shape)
+    with np.errstate(invalid="ignore"):
+        dev = np.abs(q - off)
+        if scales is not None:
+            sc = np.broadcast_to(np.asarray(scales, dtype=np.float64), q.shape)
+            dev = dev / np.maximum(np.abs(sc), _TINY)
+    # an infinite threshold or offset makes the bound vacuous from then on (as for plain UP-OCP
+    # once its threshold overflows)
+    spent = np.cumsum(np.where(np.isnan(dev), np.inf, dev), axis=-1)
     rhs = np.log1p(max(a_, 1.0 - a_) * spent / e) + 0.5 * np.log(t) + np.log(2.0)
     return lhs, rhs
