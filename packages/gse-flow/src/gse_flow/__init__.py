@@ -4,7 +4,8 @@ Our reconstruction of GSE-Flow (Wu, Liu, Yu, Sun, "Flow for Future: Geometric SE
 Flow Matching for 3D Trajectory Prediction", ICML 2026) from the paper's abstract; not the
 authors' code.
 
-Start with :func:`nbody_windows` (or :func:`make_windows` on your own ``(B, H, N, 3)``
+Start with :func:`md_windows` (shipped molecular dynamics: MD17's molecules under GFN2-xTB,
+alanine dipeptide under amber14), :func:`nbody_windows` (or :func:`make_windows` on your own ``(B, H, N, 3)``
 trajectories) for data, build a :class:`GSEFlow` with ``sigma=prior_scale(windows)``, fit it
 with :func:`train` (``optax.adam(1e-3)``, a PRNG key), then draw futures with :func:`sample`
 and score them with :func:`evaluate`. The first call to ``train`` and to ``sample`` compiles
@@ -30,6 +31,7 @@ from ._data import radius_edges as radius_edges
 from ._data import toy_md as toy_md
 from ._data import toy_md_windows as toy_md_windows
 from ._data import trajectory_windows as trajectory_windows
+from ._evaluate import bond_length_w1 as bond_length_w1
 from ._evaluate import check_equivariance as check_equivariance
 from ._evaluate import energy_score as energy_score
 from ._evaluate import evaluate as evaluate
@@ -68,6 +70,7 @@ from ._train import predict as predict
 from ._train import shard_batch as shard_batch
 from ._train import train as train
 from ._train import train_step as train_step
+from .md import md_windows as md_windows
 
 __all__ = [
     "EGNN",
@@ -82,6 +85,7 @@ __all__ = [
     "Protocol",
     "TrainResult",
     "Windows",
+    "bond_length_w1",
     "centered_noise",
     "cfm_loss",
     "check_equivariance",
@@ -103,6 +107,7 @@ __all__ = [
     "load_mocap",
     "make_graph",
     "make_windows",
+    "md_windows",
     "mocap_positions",
     "mse_loss",
     "nbody_windows",

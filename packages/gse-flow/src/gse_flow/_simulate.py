@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -166,7 +167,7 @@ def _dipeptide_heavy(phi: float = -80.0, psi: float = 150.0) -> dict[str, NDArra
 
 def _dipeptide_system(seed: int) -> tuple[Any, Any, Any]:
     """(topology, positions, system) of alanine dipeptide with hydrogens, amber14 + GBn2."""
-    from openmm import unit
+    from openmm import Platform, unit
     from openmm.app import ForceField, Modeller, NoCutoff, Topology, element
 
     heavy = _dipeptide_heavy()
@@ -186,7 +187,12 @@ def _dipeptide_system(seed: int) -> tuple[Any, Any, Any]:
     top.createStandardBonds()
     ff = ForceField("amber14/protein.ff14SB.xml", "implicit/gbn2.xml")
     modeller = Modeller(top, np.array(pos) * unit.angstrom)
-    modeller.addHydrogens(ff)
+    state = random.getstate()  # Modeller places new hydrogens with Python's `random`
+    random.seed(seed)
+    try:
+        modeller.addHydrogens(ff, platform=Platform.getPlatformByName("Reference"))
+    finally:
+        random.setstate(state)
     system = ff.createSystem(modeller.topology, nonbondedMethod=NoCutoff, constraints=None)
     return modeller.topology, modeller.positions, system
 
