@@ -18,6 +18,7 @@ EXPECTED_ALL = [
     "PACResult",
     "SetSizeCurve",
     "StopDecision",
+    "StreamExhaustedWarning",
     "Trace",
     "aps_scores",
     "conformal_rank",
@@ -253,11 +254,12 @@ def test_oracle_nan_for_regression(regression):
 def test_exhausted_stream_is_a_flag_not_an_exception(classifier):
     probs, y = classifier
     for rule in ("plugin", "split"):
-        res = (
-            cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e7, rule=rule)
-            .conformalize(probs[:60], lambda i: int(y[i]))
-            .result_
-        )
+        with pytest.warns(cc.StreamExhaustedWarning, match="ran out after 60 labels"):
+            res = (
+                cc.LabelBudgetCalibrator(cc.lac_scores, n_future=1e7, rule=rule)
+                .conformalize(probs[:60], lambda i: int(y[i]))
+                .result_
+            )
         assert res.stopped_by == "exhausted"
         assert res.labels_bought == 60
         assert math.isfinite(res.threshold)

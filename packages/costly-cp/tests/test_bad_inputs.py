@@ -45,7 +45,7 @@ def test_contradictory_label_limits_refused():
 
 
 def test_exhausted_short_stream_warns_about_the_infinite_threshold():
-    with pytest.warns(UserWarning, match=r"threshold is \+inf.*ran out after 5 labels"):
+    with pytest.warns(cc.StreamExhaustedWarning, match=r"threshold is \+inf.*ran out after 5"):
         res = _cal().conformalize(PROBS[:5], lambda i: int(Y[i])).result_
     assert res.stopped_by == "exhausted" and np.isposinf(res.threshold)
 

@@ -18,6 +18,7 @@ from importlib.metadata import version as _version
 from . import data as data
 from ._calibrator import CalibrationResult as CalibrationResult
 from ._calibrator import LabelBudgetCalibrator as LabelBudgetCalibrator
+from ._calibrator import StreamExhaustedWarning as StreamExhaustedWarning
 from ._cost import CostModel as CostModel
 from ._cost import StopDecision as StopDecision
 from ._cost import fit_cost_model as fit_cost_model
@@ -42,6 +43,7 @@ __all__ = [
     "PACResult",
     "SetSizeCurve",
     "StopDecision",
+    "StreamExhaustedWarning",
     "Trace",
     "aps_scores",
     "conformal_rank",

@@ -43,7 +43,12 @@ from ._cost import CostModel
 from ._scores import IntervalScores, SetSizeCurve
 from ._session import RULES, Trace, _Session
 
-__all__ = ["CalibrationResult", "LabelBudgetCalibrator"]
+__all__ = ["CalibrationResult", "LabelBudgetCalibrator", "StreamExhaustedWarning"]
+
+
+class StreamExhaustedWarning(UserWarning):
+    """The unlabeled stream ran out before the stopping rule stopped (``stopped_by ==
+    "exhausted"``): the calibration uses every label bought, not the size the rule would pick."""
 
 
 @dataclass(frozen=True)
@@ -472,7 +477,17 @@ class LabelBudgetCalibrator:
                 f"(split conformal needs at least {math.ceil((1 - self.alpha) / self.alpha)}). Give a "
                 "longer "
                 "stream or a larger max_labels",
-                UserWarning,
+                StreamExhaustedWarning if sess.stopped_by == "exhausted" else UserWarning,
+                stacklevel=4,
+            )
+        elif sess.stopped_by == "exhausted":
+            warnings.warn(
+                f"the unlabeled stream ran out after {len(sess.scores)} labels, before the "
+                f"stopping rule={self.rule!r} decided to stop: the threshold is the split-"
+                f"conformal one of the {cal.size} calibration scores at hand (valid, but not "
+                "the cost-balanced size). result_.stopped_by is 'exhausted'; give a longer "
+                "stream to let the rule decide",
+                StreamExhaustedWarning,
                 stacklevel=4,
             )
         model = sess.model
