@@ -482,7 +482,12 @@ def test_data_submodule_and_version():
     from importlib.metadata import version
 
     assert cc.__version__ == version("costly-cp")
-    assert cc.data.__all__ == ["never_stopping_stream", "never_stopping_task"]
+    assert cc.data.__all__ == [
+        "REAL_SETS",
+        "load_real",
+        "never_stopping_stream",
+        "never_stopping_task",
+    ]
     S, y = cc.data.never_stopping_task(300)
     scores, _ = cc.data.never_stopping_stream(300)
     np.testing.assert_array_equal(S[:, 0], scores)

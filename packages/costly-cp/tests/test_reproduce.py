@@ -56,3 +56,27 @@ def test_ratio_estimate_and_run_rule(population):
     cut, se = ratio_estimate(st.excess, st.fixed_excess[100])
     assert math.isfinite(cut) and se >= 0
     assert st.labels.min() >= 40
+
+
+def test_real_sets_load_and_make_a_population():
+    pytest.importorskip("sklearn")
+    from costly_cp._simulate import real_population
+    from costly_cp.data import REAL_SETS, load_real
+
+    X, y = load_real("wine")
+    assert X.shape == (178, 13) and set(y) == {0, 1, 2}
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_real("iris2")
+    assert set(REAL_SETS) == {"breast_cancer", "wine", "digits"}
+    pop = real_population("wine")
+    assert pop.cal_scores.size == 178 and pop.full_size == 3.0
+    assert 0.0 <= pop.cal_scores.min() and pop.cal_scores.max() <= 1.0
+
+
+def test_real_table_rows():
+    pytest.importorskip("sklearn")
+    from costly_cp._reproduce import _real_table
+
+    result = ExperimentResult("costly-cp", "t")
+    table = _real_table(5, False, result)
+    assert "wine-N=1e3-split" in table.rows and "breast_cancer-N=1e4-fixed-40" in table.rows

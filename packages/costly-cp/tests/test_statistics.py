@@ -80,3 +80,28 @@ def test_split_rule_coverage_20000_repetitions(population, alpha):
     """Acceptance 1 at full size: coverage >= 1 - α - 0.003 over 20,000 repetitions."""
     st = run_rule(population, alpha=alpha, n_future=1e4, rule="split", reps=20_000, seed=21)
     assert st.coverage.mean() >= 1 - alpha - 0.003
+
+
+def test_split_rule_never_calibrates_on_fewer_than_the_floor(population):
+    """The fresh calibration set of ``split`` is at least ``min_labels`` (40 at α = 0.1), so the
+    realised coverage is not that of a near-minimal m = 9 set; guarantee unchanged (above)."""
+    from costly_cp._session import _Session
+
+    rng = np.random.default_rng(3)
+    for n_future in (100.0, 1_000.0):
+        for _ in range(20):
+            stream = population.cal_scores[rng.integers(0, population.cal_scores.size, 3000)]
+            sess = _Session(
+                alpha=0.1,
+                n_future=n_future,
+                curve=population.rule_curve,
+                limit=3000,
+                rule="split",
+                stream_len=3000,
+            )
+            i = 0
+            while sess.needs_label():
+                sess.add(stream[i])
+                i += 1
+            assert sess.stopped_by == "rule"
+            assert sess.calibration_scores().size >= 40

@@ -126,7 +126,8 @@ class LabelBudgetCalibrator:
         rule: ``"plugin"`` (direct rule, coverage measured) or ``"split"`` (pilot split, provably
             valid; costs the pilot labels).
         max_labels: budget cap (default: the whole stream).
-        min_labels: smallest size the rule may stop at (default ``max(⌈4/α⌉, m_finite + 1)``).
+        min_labels: smallest size the rule may stop at (default ``max(⌈4/α⌉, m_finite + 1)``);
+            for ``split``, the smallest fresh calibration set after the pilot.
         growth: refit the cost curve when the label count grew by this factor (amortises a
             decision to ``O(log m)``).
         pilot_fraction: ``split`` ends its pilot once it holds this fraction of the target.

@@ -1,15 +1,40 @@
-"""Synthetic streams for timing and testing the stopping rule (generated, never downloaded)."""
+"""Synthetic streams for timing and testing the stopping rule (generated, never downloaded), and
+the real classification sets that ship inside scikit-learn (extra ``data``)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_positive_int
+from icml26_shared.checks import check_choice, check_positive_int
 
 from ._scores import SetSizeCurve
 
-__all__ = ["never_stopping_stream", "never_stopping_task"]
+__all__ = ["REAL_SETS", "load_real", "never_stopping_stream", "never_stopping_task"]
+
+#: name -> description of the real sets of :func:`load_real` (all ship inside scikit-learn).
+REAL_SETS = {
+    "breast_cancer": "Wisconsin diagnostic breast cancer, 569 x 30, 2 classes (UCI, CC BY 4.0)",
+    "wine": "UCI wine recognition, 178 x 13, 3 classes (CC BY 4.0)",
+    "digits": "UCI optical handwritten digits (8x8), 1,797 x 64, 10 classes (CC BY 4.0)",
+}
+
+
+def load_real(name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``(X, y)`` of a real classification set shipped inside scikit-learn (nothing downloads).
+
+    Args:
+        name: a key of :data:`REAL_SETS`.
+    """
+    check_choice(name, "name", REAL_SETS)
+    try:
+        from sklearn import datasets
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError(
+            "load_real needs scikit-learn: install it with `pip install costly-cp[data]`"
+        ) from exc
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
 
 
 def _van_der_corput(top: int) -> NDArray[np.float64]:

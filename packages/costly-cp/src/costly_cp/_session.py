@@ -10,7 +10,8 @@ Two rules:
   carries no proof and is measured.
 * ``"split"`` (provably valid): a pilot phase runs the same estimator on pilot labels only, and
   stops once the pilot holds ``pilot_fraction`` of the estimated best size ``m̂`` (or half of
-  the label limit). Then ``m̂`` *fresh* labels are bought and the threshold uses only them.
+  the label limit). Then ``max(m̂, floor)`` *fresh* labels are bought (``floor`` =
+  ``min_labels``, by default ``max(⌈4/α⌉, m_finite + 1)``) and the threshold uses only them.
   Conditionally on the pilot, the fresh scores are i.i.d. and exchangeable with a test point,
   so split-CP's ``P(Y ∈ T) >= 1 - α`` holds exactly. Its cost: the pilot labels do not
   calibrate (about ``pilot_fraction · m̂`` extra labels), measured in ``reproduce``.
@@ -120,7 +121,10 @@ class _Session:
         if n >= self.pilot_fraction * self.target or n >= pilot_cap:
             self.pilot_size = n
             room = self.limit - n
-            self.target = int(min(max(self.target, self.m_finite), room))
+            # the fresh calibration set is never smaller than the stopping floor: its size is
+            # a function of the pilot only, so the exact guarantee is untouched, and it avoids
+            # the near-minimal sets (m = 9 at α = 0.1) whose realised coverage is very spread
+            self.target = int(min(max(self.target, self.floor, self.m_finite), room))
             self.phase = "calibrate"
             return self.needs_label()
         return True

@@ -132,6 +132,27 @@ def digits_population() -> Population:
     return Population("digits + LDA, LAC", cal, curve, curve, 10.0)
 
 
+def real_population(name: str, seed: int = 0) -> Population:
+    """A real scikit-learn set (:func:`costly_cp.data.load_real`) with 5-fold cross-fitted
+    logistic-regression probabilities (standardised inputs) and LAC scores; the cross-fitted
+    points are the population, as in :func:`digits_population`."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ._data import load_real
+
+    X, y = load_real(name)
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
+    folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+    probs = cross_val_predict(model, X, y, cv=folds, method="predict_proba")
+    S = lac_scores(probs / probs.sum(axis=1, keepdims=True))
+    cal = np.sort(S[np.arange(y.size), y])
+    curve = SetSizeCurve.from_scores(S)
+    return Population(f"{name} + logistic regression, LAC", cal, curve, curve, float(S.shape[1]))
+
+
 @dataclass
 class RunStats:
     """Per-repetition outcomes of a rule (arrays of length ``reps``)."""
@@ -141,6 +162,7 @@ class RunStats:
     coverage: NDArray[np.float64]
     labels: NDArray[np.int64]
     fixed_excess: dict[int, NDArray[np.float64]]
+    fixed_coverage: dict[int, NDArray[np.float64]] = field(default_factory=dict)
 
 
 def run_rule(
@@ -162,6 +184,7 @@ def run_rule(
     out = {k: np.empty(reps) for k in ("excess", "cost", "coverage")}
     labels = np.empty(reps, dtype=np.int64)
     fixed_excess = {m: np.empty(reps) for m in fixed}
+    fixed_cov = {m: np.empty(reps) for m in fixed}
     for r in range(reps):
         stream = pop.cal_scores[rng.integers(0, P, stream_len)]
         sess = _Session(
@@ -186,7 +209,8 @@ def run_rule(
             k = conformal_rank(m, alpha)
             qm = math.inf if k > m else float(np.partition(stream[:m], k - 1)[k - 1])
             fixed_excess[m][r] = m + n_future * pop.size(qm) - e_inf
-    return RunStats(out["excess"], out["cost"], out["coverage"], labels, fixed_excess)
+            fixed_cov[m][r] = pop.coverage(qm)
+    return RunStats(out["excess"], out["cost"], out["coverage"], labels, fixed_excess, fixed_cov)
 
 
 def ratio_estimate(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[float, float]:
