@@ -78,3 +78,44 @@ def test_size_checks_record_value_and_bound():
     assert ids == ["top2-size-vs-ai", "top2-size-vs-human-cp"]
     assert result.details[0].value == pytest.approx(float(np.mean(r.size)))
     assert result.details[0].bound == pytest.approx(float(np.mean(r.ai_size)))
+
+
+def test_real_collaboration_sets():
+    pytest.importorskip("sklearn")
+    from collab_cp.data import REAL_SETS, real_collaboration
+
+    d = real_collaboration("wine", seed=0)
+    assert d.probs.shape == (107, 3) and d.human.shape == (107, 3)
+    np.testing.assert_allclose(d.probs.sum(1), 1.0)
+    assert (d.human.sum(1) == 1).all()  # top-1 human
+    assert set(REAL_SETS) == {"breast_cancer", "wine"}
+    with pytest.raises(ValueError, match="name must be one of"):
+        real_collaboration("iris2")
+
+
+def test_mapie_on_the_lookup_matches_our_split_cp():
+    """MAPIE's split CP through the index lookup sees our probabilities: same sets as ours."""
+    pytest.importorskip("mapie")
+    from mapie.classification import SplitConformalClassifier as MapieSplit
+
+    from collab_cp.baselines import SplitConformalClassifier
+
+    d = synthetic_collaboration(600, "top_k", k=2, seed=3)
+    cal, test = np.arange(300), np.arange(300, 600)
+    idx = np.arange(600)[:, None]
+    mp = MapieSplit(
+        rep._ProbaLookup(d.probs), confidence_level=0.9, conformity_score="lac", prefit=True
+    )
+    mp.conformalize(idx[cal], d.y[cal])
+    theirs = mp.predict_set(idx[test])[1][:, :, 0]
+    ours = SplitConformalClassifier(0.9).conformalize(d.probs[cal], d.y[cal])
+    np.testing.assert_array_equal(theirs, ours.predict_set(d.probs[test]))
+
+
+def test_real_tables_rows():
+    pytest.importorskip("sklearn")
+    from icml26_shared.experiment import ExperimentResult
+
+    result = ExperimentResult("collab-cp", "t")
+    tables = rep._real_tables(3, result)
+    assert len(tables) == 2 and "collab" in tables[0].rows

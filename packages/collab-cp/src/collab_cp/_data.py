@@ -17,11 +17,13 @@ from icml26_shared.datasets import dirichlet_classifier, load_digits
 from ._sets import human_sets
 
 __all__ = [
+    "REAL_SETS",
     "SYNTHETIC",
     "CollabData",
     "RegressionData",
     "digits_collaboration",
     "heteroscedastic_regression",
+    "real_collaboration",
     "shifting_stream",
     "synthetic_collaboration",
 ]
@@ -116,6 +118,60 @@ def digits_collaboration(
     hp = np.clip(human.predict_proba(Xh[pool]), 1e-12, None)
     hp /= hp.sum(axis=1, keepdims=True)
     probs = probs / probs.sum(axis=1, keepdims=True)
+    return CollabData(y[pool], probs, hp, human_sets(hp, "top_k", k=k))
+
+
+#: name -> description of the real sets of :func:`real_collaboration` (shipped in scikit-learn).
+REAL_SETS = {
+    "breast_cancer": "Wisconsin diagnostic breast cancer, 569 x 30, 2 classes (UCI, CC BY 4.0)",
+    "wine": "UCI wine recognition, 178 x 13, 3 classes (CC BY 4.0)",
+}
+
+
+def real_collaboration(
+    name: str,
+    *,
+    seed: SeedLike = 0,
+    train_fraction: float = 0.4,
+    ai_noise: float = 1.0,
+    human_noise: float = 2.0,
+    k: int = 1,
+) -> CollabData:
+    """A real scikit-learn set (nothing downloads) with an AI and a weaker "human".
+
+    Features are standardised; the AI (logistic regression) and the human (Gaussian naive Bayes)
+    are trained on ``train_fraction`` of the rows, each seeing the features through its own
+    Gaussian noise (standard deviations ``ai_noise`` and ``human_noise``); the human proposes its
+    top-``k`` labels. Returns the remaining rows (the calibration/test pool).
+
+    Args:
+        name: a key of :data:`REAL_SETS`.
+    """
+    if name not in REAL_SETS:
+        raise ValueError(f"name must be one of {sorted(REAL_SETS)}, got {name!r}")
+    try:
+        from sklearn import datasets
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.naive_bayes import GaussianNB
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError(f"{name} needs scikit-learn: `pip install collab-cp[data]`") from exc
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    y = np.asarray(y, dtype=np.int64)
+    rng = rng_from_seed(seed)
+    order = rng.permutation(y.size)
+    n_train = round(train_fraction * y.size)
+    train, pool = order[:n_train], order[n_train:]
+    Xa = X + ai_noise * rng.standard_normal(X.shape)
+    Xh = X + human_noise * rng.standard_normal(X.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ai = LogisticRegression(C=0.5, max_iter=5000).fit(Xa[train], y[train])
+    human = GaussianNB().fit(Xh[train], y[train])
+    probs = ai.predict_proba(Xa[pool])
+    probs = probs / probs.sum(axis=1, keepdims=True)
+    hp = np.clip(human.predict_proba(Xh[pool]), 1e-12, None)
+    hp /= hp.sum(axis=1, keepdims=True)
     return CollabData(y[pool], probs, hp, human_sets(hp, "top_k", k=k))
 
 
