@@ -38,7 +38,13 @@ def test_public_api_is_exact():
         "spi_threshold",
         "split_threshold",
     ]
-    assert rsa_cp.data.__all__ == ["SCORE_LAWS", "load_diabetes", "regression_scores"]
+    assert rsa_cp.data.__all__ == [
+        "REAL_SETS",
+        "SCORE_LAWS",
+        "load_diabetes",
+        "load_real",
+        "regression_scores",
+    ]
     for module in (rsa_cp, rsa_cp.baselines, rsa_cp.data):
         for name in module.__all__:
             assert hasattr(module, name)

@@ -38,3 +38,14 @@ def test_load_diabetes():
     pytest.importorskip("sklearn")
     X, y = load_diabetes()
     assert X.shape == (442, 10) and y.shape == (442,)
+
+
+def test_real_classification_sets_load():
+    pytest.importorskip("sklearn")
+    from rsa_cp.data import REAL_SETS, load_real
+
+    X, y = load_real("iris")
+    assert X.shape == (150, 4) and y.dtype == np.int64 and set(y) == {0, 1, 2}
+    assert set(REAL_SETS) == {"breast_cancer", "wine", "iris"}
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_real("boston")

@@ -57,10 +57,15 @@ def test_reproduce_quick_with_tiny_sizes(tmp_path, monkeypatch):
         quick=True,
         out_dir=tmp_path,
         progress=False,
-        overrides=["n_rep=12", "diabetes_splits=2", "digits_splits=2"],
+        overrides=["n_rep=12", "diabetes_splits=2", "digits_splits=2", "real_splits=2"],
     )
     assert result.package == "rsa-cp" and result.quick
-    assert result.config == {"n_rep": 12, "diabetes_splits": 2, "digits_splits": 2}
+    assert result.config == {
+        "n_rep": 12,
+        "diabetes_splits": 2,
+        "digits_splits": 2,
+        "real_splits": 2,
+    }
     ids = {c.id for c in result.details}
     assert {"cov-bound", "no-loss", "misaligned-cov", "misaligned-width", "marginal-cov"} <= ids
     assert (tmp_path / "width_vs_m.png").exists() and (tmp_path / "result.json").exists()
@@ -70,5 +75,14 @@ def test_reproduce_quick_with_tiny_sizes(tmp_path, monkeypatch):
     misaligned = next(t for t in result.tables if t.title.startswith("Misaligned"))
     for row in misaligned.rows.values():
         assert row["width / reference-only"] > 0
-    assert len(result.tables) == 10
-    assert result.tables[-1].title.startswith("Digits")
+    assert len(result.tables) == 11
+    assert result.tables[-2].title.startswith("Digits")
+    assert result.tables[-1].title.startswith("Real classification sets")
+
+
+def test_real_classification_table_small():
+    pytest.importorskip("sklearn")
+    table = rep.real_classification_table(3)
+    assert "iris-rsa" in table.rows and "wine-mapie" in table.rows
+    row = table.rows["breast_cancer-rsa"]
+    assert 0.0 < row["proven lower m=20"] < 0.9

@@ -1,7 +1,7 @@
-"""Score pools for the experiments and the one real data set, moved home from icml26-shared
-(rsa-cp is their only user).
+"""Score pools for the experiments and the real data sets (diabetes, moved home from
+icml26-shared, and the classification sets of :func:`load_real`).
 
-Nothing here downloads: scikit-learn ships the diabetes data.
+Nothing here downloads: scikit-learn ships all the real data.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ from icml26_shared.checks import (
     rng_from_seed,
 )
 
-__all__ = ["SCORE_LAWS", "load_diabetes", "regression_scores"]
+__all__ = ["REAL_SETS", "SCORE_LAWS", "load_diabetes", "load_real", "regression_scores"]
+
+#: name -> description of the real classification sets of :func:`load_real` (in scikit-learn).
+REAL_SETS = {
+    "breast_cancer": "Wisconsin diagnostic breast cancer, 569 x 30, 2 classes (UCI, CC BY 4.0)",
+    "wine": "UCI wine recognition, 178 x 13, 3 classes (CC BY 4.0)",
+    "iris": "Fisher's iris, 150 x 4, 3 classes (UCI, CC BY 4.0)",
+}
 
 SCORE_LAWS = ("lognormal", "student_t", "gamma", "halfnormal")
 
@@ -71,3 +78,16 @@ def load_diabetes() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 
     X, y = _sk_load(return_X_y=True)
     return X.astype(np.float64), y.astype(np.float64)
+
+
+def load_real(name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``(X, y)`` of a classification set shipped inside scikit-learn (nothing downloads).
+
+    Args:
+        name: a key of :data:`REAL_SETS`.
+    """
+    check_choice(name, "name", REAL_SETS)
+    from sklearn import datasets
+
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
