@@ -18,7 +18,7 @@ def test_readme_first_example_runs_verbatim(capsys):
     exec(compile(code, str(README), "exec"), {})
     out = capsys.readouterr().out
     assert "UP-OCP miss rate 0.115" in out
-    assert "ACI    miss rate 0.100" in out
+    assert "offset miss rate 0.101, ACI 0.100" in out
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
