@@ -141,3 +141,16 @@ def test_save_load_roundtrip_truncated_and_foreign(tmp_path):
     other.write_text('{"n_labels": 3, "threshold": 0.5}')
     with pytest.raises(StateFileError, match=r"other.json.*saved by something else"):
         OnlineConformal.load(other)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.array([["1.5", "2.0"] * 20]), np.array([["1.5", 2.0] * 20], dtype=object)],
+)
+def test_run_refuses_text_arrays(bad):
+    with pytest.raises(TypeError, match="scores must be numeric"):
+        OnlineConformal("up").run(bad)
+    with pytest.raises(TypeError, match="scores must be numeric"):
+        run_algorithm(up_ocp(0.1), bad)
+    with pytest.raises(TypeError, match="y_hat must be numeric"):
+        OnlineConformal("up").predict_interval(np.array(["0.1"]))
