@@ -175,7 +175,9 @@ def test_bond_length_w1_against_its_definition(rng):
     lt = bond_lengths(target, bonds).reshape(-1, 2)
     for e in range(2):  # equal sizes after repeating the target K times: mean |sorted − sorted|
         ref = np.mean(np.abs(np.sort(ls[:, e]) - np.sort(np.repeat(lt[:, e], 2))))
-        assert w1[e] == pytest.approx(ref) == pytest.approx(wasserstein_distance(ls[:, e], lt[:, e]))
+        assert (
+            w1[e] == pytest.approx(ref) == pytest.approx(wasserstein_distance(ls[:, e], lt[:, e]))
+        )
     # rigid motions of a sample leave bond lengths, hence W1, unchanged
     R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
     np.testing.assert_allclose(g.bond_length_w1(samples @ R.T + 2.0, target, bonds), w1)

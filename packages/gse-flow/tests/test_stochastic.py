@@ -166,11 +166,12 @@ def test_paired_interval_over_seeds_and_windows():
 @pytest.mark.slow  # spawns workers that compile every model (several CPU-minutes)
 @pytest.mark.parametrize("full", [False, True])
 def test_reproduce_runs_end_to_end(tmp_path, full):
-    """Both modes' paths at toy sizes: the quick one (toy MD only) and the full one (N-body
-    and enhance(EGNN) too)."""
+    """Both modes' paths at toy sizes on a shipped molecule: the quick one and the full one
+    (a second molecule, N-body, enhance(EGNN) and the learning curves too)."""
     import gse_flow._reproduce as r
 
     tiny = r.Config(
+        molecules=("ethanol", "alanine_dipeptide") if full else ("ethanol",),
         seeds=(0, 1),
         md_train=24,
         md_val=16,
@@ -187,7 +188,6 @@ def test_reproduce_runs_end_to_end(tmp_path, full):
         steps=3,
         batch=8,
         enhance=full,
-        temperatures=(0.0, 1.0),
         select_temperatures=(1.0, 1.25) if full else (),
         heun=True,
         curve=full,
@@ -199,16 +199,23 @@ def test_reproduce_runs_end_to_end(tmp_path, full):
     if full:  # the curve's other budgets use the comparison's recipe and keys: trained for
         # the comparison's 3 steps, the curve job gives the det. job's validation scores
         cfg = r._job_cfg(replace(tiny, steps=2))
-        again = r._run_job("curve", cfg, 0, "det")[0][3]
+        again = r._run_job("curve", cfg, "ethanol", 0, "det")[0][3]
         assert again["mse"] == pytest.approx(curves[0].rows["det-mse"]["3 steps"], rel=1e-5)
-    assert res.tables[0].title.startswith("Toy MD")
-    assert (tmp_path / "gse_flow_toy_md.png").exists()
+    assert res.tables[0].title.startswith("Ethanol (9 atoms; GFN2-xTB, 500 K")
+    assert res.tables[1].title.startswith("Alanine dipeptide (22 atoms") == full
+    assert (tmp_path / "gse_flow_md.png").exists()
     checks = {c.id: c for c in res.details}
-    assert checks["d-equivariance"].passed and checks["d-equivariance"].value <= 1e-5
-    assert ("c-enhance" in checks, "b-nbody" in checks) == (full, full)
+    assert checks["e-equivariance"].passed and checks["e-equivariance"].value <= 1e-5
+    assert "a-md17" in checks and "c-bond-w1" in checks
+    assert ("d-enhance" in checks, "nbody-sanity" in checks, "b-alanine" in checks) == (
+        full,
+        full,
+        full,
+    )
     assert ("enhanced" in res.tables[0].rows) == full
     assert any(t.title.startswith("Charged N-body") for t in res.tables) == full
-    assert any("run in the full mode" in n for n in res.notes) != full
+    for row in res.tables[0].rows.values():  # every method has its bond W1, in mÅ
+        assert 0 < row["bond W1 (mÅ)"].mean < 1000
 
 
 def _job_paths(config):
@@ -225,10 +232,12 @@ def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones():
     five = _job_paths(replace(r.FULL, seeds=(0, 1, 2, 3, 4)))
     assert all(five[name] == path for name, path in three.items())
     assert len(five) > len(three)
+    fewer = _job_paths(replace(r.FULL, molecules=("toluene", "ethanol")))  # a subset, reordered
+    assert all(three[name] == path for name, path in fewer.items())
     moved = _job_paths(replace(r.FULL, seeds=(1, 2, 3)))  # another first seed: equivariance
-    assert moved["flow-1"] != three["flow-1"]
-    assert _job_paths(replace(r.FULL, steps=601))["flow-0"] != three["flow-0"]
-    assert _job_paths(r.QUICK)["flow-0"] != three["flow-0"]
+    assert moved["flow-ethanol-1"] != three["flow-ethanol-1"]
+    assert _job_paths(replace(r.FULL, steps=601))["flow-ethanol-0"] != three["flow-ethanol-0"]
+    assert _job_paths(r.QUICK)["flow-ethanol-0"] != three["flow-ethanol-0"]
     paused = _job_paths(replace(r.FULL, max_new_jobs=2))  # a run control, not a result
     assert paused == three
 
@@ -236,10 +245,13 @@ def test_more_seeds_reuse_the_cached_jobs_of_the_earlier_ones():
 def test_the_budget_sets_the_learning_curve_and_bad_sizes_are_refused():
     import gse_flow._reproduce as r
 
-    assert r.FULL.steps == 1200 and r.FULL.budgets() == (150, 600, 1200, 2400)
+    assert r.FULL.steps == 600 and r.FULL.budgets() is None  # curves are opt-in
+    curved = replace(r.FULL, curve=True)
+    assert replace(curved, steps=1200).budgets() == (150, 600, 1200, 2400)
     assert r.QUICK.steps == 100 and r.QUICK.budgets() is None
-    assert replace(r.FULL, steps=600).budgets() == (150, 600, 1200)
-    assert replace(r.FULL, steps=100).budgets() == (100, 200)  # the last two: one doubling
+    assert r.QUICK.molecules == ("ethanol",) and len(r.FULL.molecules) == 4
+    assert curved.budgets() == (150, 600, 1200)
+    assert replace(curved, steps=100).budgets() == (100, 200)  # the last two: one doubling
     assert override(r.FULL, ["steps=600", "seeds=0,1,2,3"]).seeds == (0, 1, 2, 3)
     for bad, message in (
         (["steps=0"], "steps must be >= 1"),
@@ -247,6 +259,9 @@ def test_the_budget_sets_the_learning_curve_and_bad_sizes_are_refused():
         (["curve_budgets=5"], "curve_budgets must be empty or >= 2"),
         (["max_new_jobs=0"], "max_new_jobs must be >= 1"),
         (["step=5"], "unknown config key 'step'"),
+        (["molecules=aspirin"], "molecules must be among ethanol"),
+        (["molecules=ethanol,ethanol"], "molecules must name distinct molecules"),
+        (["md_history=1"], "md_history must be >= 2"),
     ):
         with pytest.raises(ValueError, match=message):
             override(r.FULL, bad)
