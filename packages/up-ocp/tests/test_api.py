@@ -48,10 +48,13 @@ SUBMODULE_ONLY = {
     "online_conformal_thresholds",
 }
 EXPECTED_DATA = [
+    "REAL_SERIES",
     "RETURN_SERIES",
+    "ar_residuals",
     "forecast_residuals",
     "load_csv_series",
     "load_returns",
+    "load_series",
     "load_sp500_returns",
 ]
 
