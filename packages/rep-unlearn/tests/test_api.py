@@ -28,7 +28,7 @@ def test_all_is_exact():
         assert hasattr(ru, name)
     assert ru.data.__all__ == [
         "Task", "TensorData", "digits_task", "from_tensors", "gaussian_clusters", "image_folder",
-        "parse_forget",
+        "load_mnist5k", "mnist5k_task", "parse_forget",
     ]  # fmt: skip
     assert ru.baselines.__all__ == ["GRIDS", "finetune", "neggrad", "retrain", "scrub"]
     assert ru.__version__ == importlib.metadata.version("rep-unlearn")

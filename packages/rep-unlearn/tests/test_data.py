@@ -38,6 +38,36 @@ def test_digits_cnn_model_shapes():
     assert m(t.test.X[:5]).shape == (5, 10)
 
 
+def test_mnist5k_is_the_real_set_and_its_task_splits():
+    X, y = ru.data.load_mnist5k()
+    assert X.shape == (5000, 784) and X.dtype == np.float64 and 0 <= X.min() < X.max() <= 1
+    assert np.bincount(y).tolist() == [500] * 10
+    # real handwriting: the mean "1" is thin and vertical, the mean "0" a ring with a dark middle
+    ones, zeros = X[y == 1].mean(0).reshape(28, 28), X[y == 0].mean(0).reshape(28, 28)
+    assert ones[:, 12:16].mean() > 3 * ones[:, :8].mean()
+    assert zeros[13, 13] < zeros[13, 6]
+    t = ru.data.mnist5k_task("class:4", seed=1)
+    assert (len(t.train), len(t.val), len(t.test)) == (3000, 500, 1500)
+    assert bool((t.forget.y == 4).all()) and not bool((t.retain.y == 4).any())
+    model = t.make_model(0)
+    assert model(t.test.X[:3]).shape == (3, 10)
+
+
+def test_mnist5k_loader_refuses_a_malformed_file(tmp_path):
+    bad = tmp_path / "mnist.csv"
+    np.savetxt(bad, np.zeros((4, 785)), delimiter=",")
+    with pytest.raises(ValueError, match=r"mnist\.csv must hold 5000 rows"):
+        ru.data.load_mnist5k(bad)
+    with pytest.raises(FileNotFoundError, match="path must name an MNIST-5k"):
+        ru.data.load_mnist5k(tmp_path / "missing.csv.gz")
+    rows = np.zeros((5000, 785))
+    rows[:, -1] = np.repeat(np.arange(10), 500)
+    rows[0, 0] = 300.0
+    np.savetxt(bad, rows, delimiter=",", fmt="%g")
+    with pytest.raises(ValueError, match=r"pixel values in \[0, 255\]"):
+        ru.data.load_mnist5k(bad)
+
+
 def test_gaussian_clusters_two_dim_representation():
     t = ru.data.gaussian_clusters("class:2", n_per_class=30, n_classes=4, dim=5, seed=0)
     m = t.make_model(0)

