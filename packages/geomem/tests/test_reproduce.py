@@ -26,7 +26,8 @@ def test_reproduce_tiny(tmp_path):
     )
     res = rep.reproduce(tiny, tmp_path, False)
     items = {k.split()[0] for k in res.checks}
-    assert items == {str(i) for i in range(1, 9)}
+    assert items == {str(i) for i in range(1, 9)} | {"connectome:"}
+    assert any(t.title.startswith("Drosophila") for t in res.tables)
     assert len(res.figures) == 4 and all(f.exists() for f in res.figures)
     # every check that compares numbers records its value and bound
     assert {c.label for c in res.details} == set(res.checks) - {

@@ -13,7 +13,9 @@ def test_reproduce_pipeline_at_toy_size(tmp_path, monkeypatch):
         return gaussian_clusters(forget, n_per_class=25, seed=seed)
 
     monkeypatch.setattr(_reproduce, "digits_task", tiny_task)
-    tiny = dataclasses.replace(_reproduce.QUICK, seeds=(0, 1), timing_repeats=1, toy_per_class=25)
+    tiny = dataclasses.replace(
+        _reproduce.QUICK, seeds=(0, 1), timing_repeats=1, toy_per_class=25, mnist=False
+    )
     monkeypatch.setattr(
         _reproduce.B,
         "GRIDS",
@@ -68,3 +70,29 @@ def test_readme_example_runs():
     text = (Path(__file__).parents[1] / "README.md").read_text()
     code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_reproduce_mnist_tables_and_checks_at_toy_size(tmp_path, monkeypatch):
+    """The real-data branch (MNIST-5k) wired end to end, on a toy task in its place."""
+
+    def tiny_task(forget, encoder="mlp", seed=0):
+        return gaussian_clusters(forget, n_per_class=25, seed=seed)
+
+    monkeypatch.setattr(_reproduce, "digits_task", tiny_task)
+    monkeypatch.setattr(
+        _reproduce, "mnist5k_task", lambda forget, seed=0: tiny_task(forget, seed=seed)
+    )
+    monkeypatch.setattr(
+        _reproduce.B,
+        "GRIDS",
+        {"finetune": {"lr": (1e-3,)}, "neggrad": {"alpha": (0.9,)}, "scrub": {"lr": (1e-3,)}},
+    )
+    tiny = dataclasses.replace(_reproduce.QUICK, seeds=(0,), timing_repeats=1, toy_per_class=25)
+    res = _reproduce.reproduce(tiny, tmp_path, False)
+    titles = [t.title for t in res.tables]
+    assert titles[2:] == [
+        "MNIST-5k (real digits, CNN), forget class 0",
+        "MNIST-5k (real digits, CNN), forget a random 10%",
+    ]
+    ids = {c.id for c in res.details}
+    assert {"m-forget", "m-test", "m-speed", "m-zero-shot", "m-random"} <= ids
