@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import jax
@@ -13,6 +10,7 @@ import optax
 import pytest
 
 import gse_flow as g
+from icml26_shared.testing import assert_import_is_light, terminal_stderr
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -26,14 +24,7 @@ def test_readme_first_example_runs_verbatim(capsys):
 
 def test_import_loads_no_sklearn_or_matplotlib():
     # scipy.stats comes with e3nn-jax (through scipy.signal), which the layers are built on
-    code = "import gse_flow, sys; print(*(m in sys.modules for m in ('sklearn', 'matplotlib')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 2
-
-
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
+    assert_import_is_light("gse_flow", ["sklearn", "matplotlib"])
 
 
 # None: a bar on a terminal, a start and an end line when stderr is piped; False: silent
@@ -44,8 +35,7 @@ class _Terminal(io.StringIO):
 def test_train_progress_bar_defaults_to_the_terminal(
     light_model, tiny_windows, monkeypatch, progress, tty, shown
 ):
-    err = _Terminal() if tty else io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch, tty=tty)
     g.train(
         light_model, tiny_windows, optax.adam(1e-3), 2, key=jax.random.PRNGKey(0),
         batch_size=8, progress=progress,
