@@ -6,27 +6,12 @@ import collab_cp
 
 def test_public_api_is_exact():
     assert collab_cp.__all__ == [
-        "HUMAN_POLICIES",
-        "SCORES",
-        "CollabReport",
-        "CollaborativeConformal",
-        "CollaborativeRegressor",
-        "IntervalUnion",
-        "OnlineCollaborative",
-        "OnlineState",
-        "OnlineTrace",
-        "RegressionReport",
-        "Thresholds",
-        "as_label_mask",
-        "baselines",
-        "calibrate_thresholds",
-        "collaborative_metrics",
-        "collaborative_sets",
-        "data",
-        "experiments",
-        "human_sets",
-        "optimal_collaborative_sets",
-    ]
+        "HUMAN_POLICIES", "SCORES", "CollabReport", "CollaborativeConformal",
+        "CollaborativeRegressor", "IntervalUnion", "OnlineCollaborative", "OnlineState",
+        "OnlineTrace", "RegressionReport", "Thresholds", "as_label_mask", "baselines",
+        "calibrate_thresholds", "collaborative_metrics", "collaborative_sets", "data",
+        "experiments", "human_sets", "optimal_collaborative_sets",
+    ]  # fmt: skip
     for name in collab_cp.__all__:
         assert hasattr(collab_cp, name)
     from importlib.metadata import version

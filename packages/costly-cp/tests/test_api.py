@@ -11,26 +11,11 @@ import pytest
 import costly_cp as cc
 
 EXPECTED_ALL = [
-    "CalibrationResult",
-    "CostModel",
-    "IntervalScores",
-    "LabelBudgetCalibrator",
-    "PACResult",
-    "SetSizeCurve",
-    "StopDecision",
-    "StreamExhaustedWarning",
-    "Trace",
-    "aps_scores",
-    "conformal_rank",
-    "conformal_threshold",
-    "data",
-    "fit_cost_model",
-    "lac_scores",
-    "optimal_size",
-    "pac_label",
-    "pac_rank",
-    "should_stop",
-]
+    "CalibrationResult", "CostModel", "IntervalScores", "LabelBudgetCalibrator", "PACResult",
+    "SetSizeCurve", "StopDecision", "StreamExhaustedWarning", "Trace", "aps_scores",
+    "conformal_rank", "conformal_threshold", "data", "fit_cost_model", "lac_scores",
+    "optimal_size", "pac_label", "pac_rank", "should_stop",
+]  # fmt: skip
 
 
 def test_all_is_exact():

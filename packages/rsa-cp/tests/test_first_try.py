@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from icml26_shared.testing import assert_import_is_light
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -19,9 +19,4 @@ def test_readme_first_example_runs_verbatim(capsys):
 
 
 def test_import_loads_no_scipy_stats_sklearn_or_matplotlib():
-    code = (
-        "import rsa_cp, sys; "
-        "print(*(m in sys.modules for m in ('scipy.stats', 'sklearn', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False"] * 3
+    assert_import_is_light("rsa_cp", ["scipy.stats", "sklearn", "matplotlib"])

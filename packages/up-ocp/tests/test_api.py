@@ -11,35 +11,14 @@ import up_ocp
 from up_ocp import METHODS, OnlineConformal, _up, make_algorithm, run_algorithm
 
 EXPECTED_ALL = [
-    "METHODS",
-    "OnlineAlgorithm",
-    "OnlineConformal",
-    "UPState",
-    "baselines",
-    "coverage_bound",
-    "data",
-    "make_algorithm",
-    "run_algorithm",
-    "run_up_jax",
-    "up_grid",
-    "up_ocp",
-]
+    "METHODS", "OnlineAlgorithm", "OnlineConformal", "UPState", "baselines", "coverage_bound",
+    "data", "make_algorithm", "run_algorithm", "run_up_jax", "up_grid", "up_ocp",
+]  # fmt: skip
 EXPECTED_BASELINES = [
-    "DEFAULT_DTACI_GAMMAS",
-    "ONLINE_CONFORMAL_METHODS",
-    "aci",
-    "compare_methods",
-    "conformal_pid",
-    "decaying_ogd",
-    "dtaci",
-    "interval_summary",
-    "kt_aci",
-    "online_conformal_available",
-    "online_conformal_thresholds",
-    "quantile_tracking",
-    "saocp",
-    "sf_ogd",
-]
+    "DEFAULT_DTACI_GAMMAS", "ONLINE_CONFORMAL_METHODS", "aci", "compare_methods", "conformal_pid",
+    "decaying_ogd", "dtaci", "interval_summary", "kt_aci", "online_conformal_available",
+    "online_conformal_thresholds", "quantile_tracking", "saocp", "sf_ogd",
+]  # fmt: skip
 # public names of the submodules only (never top-level, so no deprecated alias)
 SUBMODULE_ONLY = {
     "compare_methods",
@@ -48,15 +27,9 @@ SUBMODULE_ONLY = {
     "online_conformal_thresholds",
 }
 EXPECTED_DATA = [
-    "REAL_SERIES",
-    "RETURN_SERIES",
-    "ar_residuals",
-    "forecast_residuals",
-    "load_csv_series",
-    "load_returns",
-    "load_series",
-    "load_sp500_returns",
-]
+    "REAL_SERIES", "RETURN_SERIES", "ar_residuals", "forecast_residuals", "load_csv_series",
+    "load_returns", "load_series", "load_sp500_returns",
+]  # fmt: skip
 
 
 def test_public_all_is_exact():
