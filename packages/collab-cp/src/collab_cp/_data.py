@@ -16,18 +16,6 @@ from icml26_shared.datasets import dirichlet_classifier, load_digits
 
 from ._sets import human_sets
 
-__all__ = [
-    "REAL_SETS",
-    "SYNTHETIC",
-    "CollabData",
-    "RegressionData",
-    "digits_collaboration",
-    "heteroscedastic_regression",
-    "real_collaboration",
-    "shifting_stream",
-    "synthetic_collaboration",
-]
-
 #: the synthetic model used throughout: Dirichlet(0.1) truths over K = 10 classes, the AI sees
 #: log-probabilities with N(0, 1.5²) noise, the (noisier) human with N(0, 2²) noise. With a much
 #: sharper AI (noise 0.5 vs 1.5) the human's sets carry almost no information the AI lacks and the
