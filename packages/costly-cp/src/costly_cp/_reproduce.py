@@ -510,6 +510,7 @@ def _mapie_table(splits: int, prog: bool | None, result: ExperimentResult) -> Re
             probs = model.predict_proba(X[pool])
             cal = LabelBudgetCalibrator(lac_scores, confidence_level=0.9, n_future=1_000)
             res = cal.conformalize(probs, lambda i, pool=pool, y=y: int(y[pool[i]])).result_
+            assert res is not None  # conformalize always leaves its result
             m = res.labels_bought
             test = pool[m:]
             ours = cal.predict_set(lac_scores(probs[m:]))

@@ -146,7 +146,7 @@ def real_population(name: str, seed: int = 0) -> Population:
     X, y = load_real(name)
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
     folds = StratifiedKFold(5, shuffle=True, random_state=seed)
-    probs = cross_val_predict(model, X, y, cv=folds, method="predict_proba")
+    probs = np.asarray(cross_val_predict(model, X, y, cv=folds, method="predict_proba"))
     S = lac_scores(probs / probs.sum(axis=1, keepdims=True))
     cal = np.sort(S[np.arange(y.size), y])
     curve = SetSizeCurve.from_scores(S)

@@ -383,7 +383,9 @@ def _deviation_hist(x: np.ndarray, ref: np.ndarray, bonds: np.ndarray) -> np.nda
     return np.histogram(np.clip(dev, DEV_BINS[0], DEV_BINS[-1]), DEV_BINS, density=True)[0]
 
 
-def _noisy(pred_val, val: Windows, pred_te, te: Windows, key, bonds) -> tuple[dict, dict, dict]:
+def _noisy(
+    pred_val, val: Windows, pred_te, te: Windows, key, bonds
+) -> tuple[dict, dict, np.ndarray]:
     k1, k2 = jax.random.split(key)
     fit = fit_noise(pred_val, val.future, key=k1, k=K)
     info = {"structure": fit.structure, "multiplier": fit.multiplier}
@@ -954,7 +956,7 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
     }
     result.check(
         "steps-monotone",
-        max(b / a for a, b in itertools.pairwise(eu.values())),
+        float(max(b / a for a, b in itertools.pairwise(eu.values()))),
         "<=",
         1.02,
         "noise-free ADE non-increasing in Euler steps (2% slack; mean over molecules)",
@@ -962,7 +964,7 @@ def reproduce(config: Config, out_dir: Path, progress: bool | None) -> Experimen
     if 20 in eu:
         result.check(
             "steps-10-vs-20",
-            abs(eu[10] - eu[20]) / eu[20],
+            float(abs(eu[10] - eu[20]) / eu[20]),
             "<=",
             0.05,
             "noise-free ADE: 10 Euler steps within 5% of 20 (mean over molecules)",

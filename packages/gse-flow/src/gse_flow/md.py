@@ -141,6 +141,6 @@ def md_windows(
     traj = md_trajectory(molecule, data_dir=data_dir)
     b = traj["bonds"].astype(np.int32)
     edges = np.concatenate([b.T, b.T[::-1]], axis=1)
-    protocol = Protocol(n_history, n_future, step, caps=tuple(int(c) for c in caps))
+    protocol = Protocol(n_history, n_future, step, caps=(int(caps[0]), int(caps[1]), int(caps[2])))
     attr = traj["atomic_numbers"][:, None] / 10.0
     return trajectory_windows(traj["positions"], attr, edges, protocol=protocol)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -515,7 +516,7 @@ REAL_M = (10, 20, 30)
 
 
 def real_classification_table(
-    n_rep: int, alpha: float = 0.1, seed: int = 0, progress: bool = False
+    n_rep: int, alpha: float = 0.1, seed: int = 0, progress: bool | None = False
 ) -> ResultTable:
     """RSA-CP, SPI, split CP and MAPIE's split CP on real classification sets, same splits.
 
@@ -552,17 +553,19 @@ def real_classification_table(
         tr, pool = order[:n_tr], order[n_tr:]
         model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)).fit(X[tr], y[tr])
         folds = StratifiedKFold(5, shuffle=True, random_state=seed)
-        oof = cross_val_predict(
-            make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),
-            X[tr],
-            y[tr],
-            cv=folds,
-            method="predict_proba",
+        oof = np.asarray(
+            cross_val_predict(
+                make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),
+                X[tr],
+                y[tr],
+                cv=folds,
+                method="predict_proba",
+            )
         )
         ref = 1 - oof[np.arange(tr.size), y[tr]]
         pool_scores = 1 - model.predict_proba(X[pool])
         pool_true = pool_scores[np.arange(pool.size), y[pool]]
-        cells: dict[str, dict[str, object]] = {k: {} for k in methods}
+        cells: dict[str, dict[str, Any]] = {k: {} for k in methods}
         for m in REAL_M:
             cov = {k: np.full(n_rep, np.nan) for k in methods}
             size = {k: np.full(n_rep, np.nan) for k in methods}

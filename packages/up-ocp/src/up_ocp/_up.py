@@ -92,13 +92,15 @@ class UPState(NamedTuple):
     prior_b: NDArray[np.float64]
 
 
-def kt_fraction(misses: ArrayLike, t: ArrayLike, a: float = 0.5, b: float = 0.5) -> NDArray:
+def kt_fraction(misses: ArrayLike, t: ArrayLike, a: ArrayLike = 0.5, b: ArrayLike = 0.5) -> NDArray:
     """Universal-portfolio weight on "miss" before round ``t + 1`` (``t`` rounds done).
 
     :math:`b = (M + a)/(t + a + b)`: the posterior mean of a Beta(a, b) prior, i.e. Cover's
     universal portfolio for the two-asset horse race; a = b = ½ is the KT estimator.
     """
-    return (np.asarray(misses, dtype=np.float64) + a) / (np.asarray(t, dtype=np.float64) + a + b)
+    pa, pb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    m, n = np.asarray(misses, dtype=np.float64), np.asarray(t, dtype=np.float64)
+    return (m + pa) / (n + pa + pb)
 
 
 def _threshold(q0: NDArray, beta: NDArray, log_wealth: NDArray) -> NDArray:
