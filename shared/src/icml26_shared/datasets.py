@@ -28,11 +28,13 @@ from .checks import (
 )
 
 __all__ = [
+    "REAL_CLASSIFICATION_SETS",
     "SCORE_STREAM_KINDS",
     "ClassifierSample",
     "ScoreStream",
     "dirichlet_classifier",
     "load_digits",
+    "load_real_classification",
     "nbody_trajectories",
     "score_stream",
 ]
@@ -299,6 +301,28 @@ def load_digits() -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     ds = _require("sklearn.datasets")
     X, y = ds.load_digits(return_X_y=True)
     return X.astype(np.float64), y.astype(np.int64)
+
+
+#: name -> description of the real classification sets of :func:`load_real_classification`
+#: (all ship inside scikit-learn; the conformal packages' real-data tables draw on them).
+REAL_CLASSIFICATION_SETS = {
+    "breast_cancer": "Wisconsin diagnostic breast cancer, 569 x 30, 2 classes (UCI, CC BY 4.0)",
+    "wine": "UCI wine recognition, 178 x 13, 3 classes (CC BY 4.0)",
+    "iris": "Fisher's iris, 150 x 4, 3 classes (UCI, CC BY 4.0)",
+    "digits": "UCI optical handwritten digits (8x8), 1,797 x 64, 10 classes (CC BY 4.0)",
+}
+
+
+def load_real_classification(name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``(X, y)`` of a real classification set shipped inside scikit-learn (nothing downloads).
+
+    Args:
+        name: a key of :data:`REAL_CLASSIFICATION_SETS`.
+    """
+    check_choice(name, "name", REAL_CLASSIFICATION_SETS)
+    ds = _require("sklearn.datasets")
+    X, y = getattr(ds, f"load_{name}")(return_X_y=True)
+    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
 
 
 def _load_diabetes() -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from icml26_shared.checks import check_choice, check_positive_int
+from icml26_shared.checks import check_positive_int
+from icml26_shared.datasets import load_real_classification
 
 from ._scores import SetSizeCurve
 
@@ -20,21 +21,8 @@ REAL_SETS = {
 }
 
 
-def load_real(name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """``(X, y)`` of a real classification set shipped inside scikit-learn (nothing downloads).
-
-    Args:
-        name: a key of :data:`REAL_SETS`.
-    """
-    check_choice(name, "name", REAL_SETS)
-    try:
-        from sklearn import datasets
-    except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError(
-            "load_real needs scikit-learn: install it with `pip install costly-cp[data]`"
-        ) from exc
-    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
-    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
+#: ``load_real(name)``: ``(X, y)`` of one of :data:`REAL_SETS` (icml26-shared's loader).
+load_real = load_real_classification
 
 
 def _van_der_corput(top: int) -> NDArray[np.float64]:

@@ -17,6 +17,7 @@ from icml26_shared.checks import (
     check_positive_int,
     rng_from_seed,
 )
+from icml26_shared.datasets import load_real_classification
 
 __all__ = ["REAL_SETS", "SCORE_LAWS", "load_diabetes", "load_real", "regression_scores"]
 
@@ -80,14 +81,5 @@ def load_diabetes() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     return X.astype(np.float64), y.astype(np.float64)
 
 
-def load_real(name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """``(X, y)`` of a classification set shipped inside scikit-learn (nothing downloads).
-
-    Args:
-        name: a key of :data:`REAL_SETS`.
-    """
-    check_choice(name, "name", REAL_SETS)
-    from sklearn import datasets
-
-    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
-    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
+#: ``load_real(name)``: ``(X, y)`` of one of :data:`REAL_SETS` (icml26-shared's loader).
+load_real = load_real_classification
